@@ -1,0 +1,1 @@
+# Build rules for bench/ (included by the top-level Makefile.am).

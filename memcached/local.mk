@@ -1,0 +1,1 @@
+# Build rules for memcached/ (included by the top-level Makefile.am).

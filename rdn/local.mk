@@ -1,0 +1,1 @@
+# Build rules for rdn/ (included by the top-level Makefile.am).

@@ -1,0 +1,1 @@
+# Build rules for rdn/softnic/ (included by the top-level Makefile.am).

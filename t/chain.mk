@@ -1,0 +1,1 @@
+# Tests of chain (included by t/local.mk).

@@ -1,0 +1,5 @@
+# Tests. Each subsystem keeps its test rules in t/<subsystem>.mk.
+include t/storage.mk
+include t/server.mk
+include t/softnic.mk
+include t/chain.mk

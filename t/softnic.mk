@@ -1,0 +1,1 @@
+# Tests of softnic (included by t/local.mk).

@@ -1,0 +1,1 @@
+# Tests of storage (included by t/local.mk).
