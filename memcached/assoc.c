@@ -1,0 +1,1092 @@
+/*
+ * memcached/assoc.c - the cuckoo index (see assoc.h for the design).
+ *
+ * Who protects what:
+ *   assoc.wlock      serialises every mutation: slot writes, displacement,
+ *                    migration, table switches, the stash, the lkey, the
+ *                    counters and the retired list.
+ *   stripe versions  a writer makes ver[bucket % VER_STRIPES] odd while it
+ *                    writes a slot of that bucket; a lookup retries when a
+ *                    stripe it read changed (MemC3's optimistic reads).
+ *   stash_ver        the same for the stash.
+ *   generation       changes with every table switch; a lookup retries when
+ *                    it changed under it (it may have used a stale cur/old).
+ *   readers          two-phase striped counters: a table taken out of use
+ *                    is unmapped only once every lookup that could have
+ *                    loaded its pointer has left (a grace period, as SRCU).
+ * Slots are read and written only as 8-byte words with atomic builtins.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "memcached/assoc.h"
+
+#define VER_STRIPES    8192 /* version counters, a power of two */
+#define READER_STRIPES 64
+#define BFS_MAX_NODES  1024 /* buckets one displacement search visits */
+#define MIGRATE_BATCH  128  /* old buckets moved per writer-lock hold */
+#define MIGRATE_ASSIST 2    /* old buckets each insert migrates first */
+#define SLOT_WORDS     3    /* match, count|lkey, address */
+#define BUCKET_WORDS   (RDN_BUCKET_SLOTS * SLOT_WORDS)
+/* Load (%) under which a failed placement is a collision to stash, not a
+ * full table to grow. */
+#define STASH_LOAD_LIMIT 50
+
+_Static_assert(sizeof(struct rdn_slot) == SLOT_WORDS * 8, "slot words");
+
+struct table {
+    uint64_t *words; /* the rdn_bucket array as 8-byte words */
+    uint64_t mask;   /* nbuckets - 1 */
+    unsigned hashpower;
+    size_t bytes;
+    uint64_t used; /* occupied slots */
+    struct table *next_retired;
+};
+
+/* A slot's place: bucket and slot index in one table. */
+struct slot_ref {
+    struct table *t;
+    uint64_t bucket;
+    unsigned slot;
+};
+
+struct stash_entry {
+    uint64_t fp;
+    uint64_t item; /* struct rdn_item address, 0 = free */
+};
+
+struct reader_stripe {
+    _Atomic uint64_t count[2];
+} __attribute__((aligned(64)));
+
+static struct {
+    bool running;
+    bool stop;
+    bool expand_wanted;
+    pthread_mutex_t wlock;
+    pthread_cond_t wake;     /* the migration thread sleeps here */
+    pthread_cond_t migrated; /* broadcast when an expansion ends */
+    pthread_t thread;
+    struct arena_hooks hooks;
+    uint64_t empty_match; /* rdn_slot_match(0) */
+    uint32_t lkey;
+    assoc_switch_fn switch_fn;
+    void *switch_ctx;
+
+    _Atomic(struct table *) cur; /* inserts go here */
+    _Atomic(struct table *) old; /* being migrated into cur, or NULL */
+    _Atomic uint64_t generation;
+    uint64_t migrate_next; /* next bucket of old to migrate */
+    struct table *retired; /* out of use, waiting for a grace period */
+
+    _Atomic uint64_t count;
+    uint64_t expansions, displacements;
+    _Atomic uint64_t stash_count;
+    _Atomic uint64_t stash_ver;
+    struct stash_entry stash[ASSOC_STASH_SLOTS];
+} assoc = {
+    .wlock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .migrated = PTHREAD_COND_INITIALIZER,
+};
+
+static _Atomic uint64_t ver[VER_STRIPES];
+static struct reader_stripe readers[READER_STRIPES];
+static _Atomic unsigned reader_phase;
+static _Atomic unsigned reader_next_stripe;
+static __thread int reader_stripe_of_thread = -1;
+
+static void get_info_locked(struct assoc_info *info);
+
+/* ---- words and slots ------------------------------------------------- */
+
+static inline uint64_t *slot_words(const struct slot_ref *r)
+{
+    return r->t->words + r->bucket * BUCKET_WORDS + r->slot * SLOT_WORDS;
+}
+
+static inline uint64_t load_word(const uint64_t *w)
+{
+    return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+
+static inline void store_word(uint64_t *w, uint64_t v)
+{
+    __atomic_store_n(w, v, __ATOMIC_RELEASE);
+}
+
+/* The descriptor's first word: be32 byte count, then be32 lkey. */
+static inline uint64_t desc_count_word(uint32_t byte_count, uint32_t lkey)
+{
+    struct mlx5_data_seg d = {htobe32(byte_count), htobe32(lkey), 0};
+    uint64_t w;
+
+    memcpy(&w, &d, sizeof(w));
+    return w;
+}
+
+static inline uint64_t item_len(const struct rdn_item *it)
+{
+    return rdn_item_total_len(it->nkey, it->nbytes);
+}
+
+/* ---- optimistic versions ---------------------------------------------- */
+
+static inline _Atomic uint64_t *stripe_of(uint64_t bucket)
+{
+    return &ver[bucket & (VER_STRIPES - 1)];
+}
+
+/* Writer side (wlock held): odd while the bucket is being written. */
+static inline void write_begin(_Atomic uint64_t *v)
+{
+    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+}
+
+static inline void write_end(_Atomic uint64_t *v)
+{
+    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+/* Writes a whole slot in the order assoc.h documents. wlock held. */
+static void slot_publish(const struct slot_ref *r, uint64_t match,
+                         uint64_t count_word, uint64_t addr)
+{
+    uint64_t *w = slot_words(r);
+    _Atomic uint64_t *v = stripe_of(r->bucket);
+
+    write_begin(v);
+    store_word(&w[2], addr);
+    store_word(&w[1], count_word);
+    store_word(&w[0], match);
+    write_end(v);
+}
+
+/* Empties a slot: match word first, then the descriptor. wlock held. */
+static void slot_clear(const struct slot_ref *r)
+{
+    uint64_t *w = slot_words(r);
+    _Atomic uint64_t *v = stripe_of(r->bucket);
+
+    write_begin(v);
+    store_word(&w[0], assoc.empty_match);
+    store_word(&w[1], 0);
+    store_word(&w[2], 0);
+    write_end(v);
+    r->t->used--;
+}
+
+/* Puts item it (fingerprint fp) into the empty slot r. wlock held. */
+static void slot_fill(const struct slot_ref *r, uint64_t fp,
+                      const struct rdn_item *it)
+{
+    slot_publish(r, rdn_slot_match(fp),
+                 desc_count_word((uint32_t)item_len(it), assoc.lkey),
+                 htobe64((uint64_t)(uintptr_t)it));
+    r->t->used++;
+}
+
+static inline bool slot_empty(const struct slot_ref *r)
+{
+    return load_word(slot_words(r)) == assoc.empty_match;
+}
+
+static inline struct rdn_item *slot_item(const struct slot_ref *r)
+{
+    return (struct rdn_item *)(uintptr_t)be64toh(load_word(&slot_words(r)[2]));
+}
+
+/* The fingerprint a match word carries (its 48 id bits). */
+static uint64_t match_fp(uint64_t match)
+{
+    struct mlx5_ctrl_seg c;
+
+    memcpy(&c, &match, sizeof(match));
+    return (uint64_t)(be32toh(c.opmod_idx_opcode) >> 24) << 40 |
+           (uint64_t)mlx5_ctrl_wqe_index(&c) << 24 | mlx5_ctrl_qpn(&c);
+}
+
+/* ---- readers: grace periods ------------------------------------------ */
+
+static unsigned reader_enter(void)
+{
+    if (reader_stripe_of_thread < 0)
+        reader_stripe_of_thread =
+            (int)(atomic_fetch_add(&reader_next_stripe, 1) % READER_STRIPES);
+
+    unsigned phase = atomic_load(&reader_phase) & 1;
+
+    atomic_fetch_add(&readers[reader_stripe_of_thread].count[phase], 1);
+    return phase;
+}
+
+static void reader_exit(unsigned phase)
+{
+    atomic_fetch_sub_explicit(&readers[reader_stripe_of_thread].count[phase], 1,
+                              memory_order_release);
+}
+
+/*
+ * Returns once every lookup that started before the call has finished.
+ * Readers entering after the phase flip count in the other phase, so the
+ * wait cannot be starved. Only the migration thread (or assoc_stop, alone)
+ * calls it.
+ */
+static void wait_for_readers(void)
+{
+    unsigned phase = atomic_fetch_xor(&reader_phase, 1) & 1;
+    struct timespec nap = {0, 100 * 1000};
+
+    for (int i = 0; i < READER_STRIPES; i++)
+        while (atomic_load(&readers[i].count[phase]) != 0)
+            nanosleep(&nap, NULL);
+}
+
+/* ---- tables ---------------------------------------------------------- */
+
+static struct table *table_new(unsigned hashpower)
+{
+    struct table *t = calloc(1, sizeof(*t));
+    uint64_t nbuckets = UINT64_C(1) << hashpower;
+
+    if (t == NULL)
+        return NULL;
+    t->hashpower = hashpower;
+    t->mask = nbuckets - 1;
+    t->bytes = nbuckets * sizeof(struct rdn_bucket);
+    t->words = assoc.hooks.map(t->bytes, assoc.hooks.ctx);
+    if (t->words == NULL) {
+        free(t);
+        return NULL;
+    }
+    for (uint64_t i = 0; i < nbuckets * RDN_BUCKET_SLOTS; i++)
+        t->words[i * SLOT_WORDS] = assoc.empty_match;
+    return t;
+}
+
+static void table_free(struct table *t)
+{
+    assoc.hooks.unmap(t->words, t->bytes, assoc.hooks.ctx);
+    free(t);
+}
+
+static uint64_t table_slots(const struct table *t)
+{
+    return (t->mask + 1) * RDN_BUCKET_SLOTS;
+}
+
+/* Tells the switch hook about the geometry. wlock held. */
+static void report_switch(void)
+{
+    struct assoc_info info;
+
+    if (assoc.switch_fn == NULL)
+        return;
+    get_info_locked(&info);
+    assoc.switch_fn(assoc.switch_ctx, &info);
+}
+
+/* ---- lookups ---------------------------------------------------------- */
+
+/* The buckets a lookup reads and the versions it saw them at. */
+struct probe {
+    unsigned n;
+    struct table *t[4];
+    uint64_t bucket[4];
+    uint64_t v[4];
+    uint64_t stash_v;
+};
+
+static void probe_add(struct probe *p, struct table *t,
+                      const struct rdn_keyhash *kh)
+{
+    if (t == NULL)
+        return;
+    p->t[p->n] = t;
+    p->bucket[p->n++] = kh->bucket1 & t->mask;
+    p->t[p->n] = t;
+    p->bucket[p->n++] = kh->bucket2 & t->mask;
+}
+
+/* Snapshots the versions; false if a writer is inside one of them. */
+static bool probe_begin(struct probe *p)
+{
+    for (unsigned i = 0; i < p->n; i++) {
+        p->v[i] =
+            atomic_load_explicit(stripe_of(p->bucket[i]), memory_order_acquire);
+        if (p->v[i] & 1)
+            return false;
+    }
+    p->stash_v = atomic_load_explicit(&assoc.stash_ver, memory_order_acquire);
+    return !(p->stash_v & 1);
+}
+
+/* True if no writer touched the probed buckets since probe_begin(). */
+static bool probe_unchanged(const struct probe *p)
+{
+    atomic_thread_fence(memory_order_acquire);
+    for (unsigned i = 0; i < p->n; i++)
+        if (atomic_load_explicit(stripe_of(p->bucket[i]),
+                                 memory_order_relaxed) != p->v[i])
+            return false;
+    return atomic_load_explicit(&assoc.stash_ver, memory_order_relaxed) ==
+           p->stash_v;
+}
+
+/*
+ * Whether item it has key key[0..nkey). it may be an item of another key
+ * that is being freed and reused: the read is then garbage, and the
+ * version check that follows makes the lookup retry.
+ */
+static bool key_equals(const struct rdn_item *it, const char *key, size_t nkey)
+{
+    return __atomic_load_n(&it->nkey, __ATOMIC_RELAXED) == nkey &&
+           memcmp(it + 1, key, nkey) == 0;
+}
+
+static struct rdn_item *bucket_find(struct table *t, uint64_t bucket,
+                                    uint64_t match, const char *key,
+                                    size_t nkey)
+{
+    for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
+        struct slot_ref r = {t, bucket, i};
+        struct rdn_item *it;
+
+        if (load_word(slot_words(&r)) != match)
+            continue;
+        it = slot_item(&r); /* 0 if a delete cleared it meanwhile */
+        if (it != NULL && key_equals(it, key, nkey))
+            return it;
+    }
+    return NULL;
+}
+
+static struct rdn_item *stash_find(uint64_t fp, const char *key, size_t nkey)
+{
+    if (atomic_load(&assoc.stash_count) == 0)
+        return NULL;
+    for (unsigned i = 0; i < ASSOC_STASH_SLOTS; i++) {
+        struct stash_entry *e = &assoc.stash[i];
+        uint64_t item = __atomic_load_n(&e->item, __ATOMIC_ACQUIRE);
+
+        if (item != 0 && __atomic_load_n(&e->fp, __ATOMIC_RELAXED) == fp &&
+            key_equals((struct rdn_item *)(uintptr_t)item, key, nkey))
+            return (struct rdn_item *)(uintptr_t)item;
+    }
+    return NULL;
+}
+
+void assoc_keyhash(const char *key, size_t nkey, struct rdn_keyhash *kh)
+{
+    rdn_keyhash(key, nkey, ASSOC_KH_HASHPOWER, kh);
+}
+
+struct rdn_item *assoc_find(const char *key, size_t nkey,
+                            const struct rdn_keyhash *kh)
+{
+    struct rdn_item *found;
+
+    if (key == NULL || kh == NULL || nkey == 0 || nkey > RDN_KEY_MAX)
+        return NULL;
+
+    uint64_t match = rdn_slot_match(kh->fp);
+    unsigned phase = reader_enter();
+
+    for (;;) {
+        uint64_t gen = atomic_load(&assoc.generation);
+        struct table *t = atomic_load(&assoc.cur);
+        struct table *o = atomic_load(&assoc.old);
+        struct probe p = {0};
+
+        if (t == NULL) { /* not initialised */
+            found = NULL;
+            break;
+        }
+        probe_add(&p, o, kh);
+        probe_add(&p, t, kh);
+        if (!probe_begin(&p)) {
+            sched_yield();
+            continue;
+        }
+        found = NULL;
+        for (unsigned i = 0; i < p.n && found == NULL; i++)
+            found = bucket_find(p.t[i], p.bucket[i], match, key, nkey);
+        if (found == NULL)
+            found = stash_find(kh->fp, key, nkey);
+        if (probe_unchanged(&p) && atomic_load(&assoc.generation) == gen)
+            break;
+    }
+    reader_exit(phase);
+    return found;
+}
+
+/* ---- placement (wlock held) ----------------------------------------- */
+
+static int free_slot(struct table *t, uint64_t bucket)
+{
+    for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
+        struct slot_ref r = {t, bucket, i};
+
+        if (slot_empty(&r))
+            return (int)i;
+    }
+    return -1;
+}
+
+/* Moves a slot's content into the empty slot dst: copy, then clear. */
+static void slot_move(const struct slot_ref *src, const struct slot_ref *dst)
+{
+    const uint64_t *w = slot_words(src);
+
+    slot_publish(dst, load_word(&w[0]), load_word(&w[1]), load_word(&w[2]));
+    dst->t->used++;
+    slot_clear(src);
+    assoc.displacements++;
+}
+
+struct bfs_node {
+    uint64_t bucket;
+    int parent;     /* index of the node whose slot moves here; -1 = root */
+    unsigned pslot; /* that slot in the parent's bucket */
+};
+
+/* Visited buckets of one search: open addressing, cleared per search. */
+#define BFS_SEEN_SLOTS (BFS_MAX_NODES * 4)
+static uint64_t bfs_seen[BFS_SEEN_SLOTS]; /* bucket + 1; wlock */
+static struct bfs_node bfs_queue[BFS_MAX_NODES];
+
+/* Marks bucket seen; false if it already was. */
+static bool bfs_mark(uint64_t bucket)
+{
+    uint64_t h = (bucket * UINT64_C(0x9e3779b97f4a7c15)) >> 52;
+
+    for (;; h = (h + 1) % BFS_SEEN_SLOTS) {
+        if (bfs_seen[h] == bucket + 1)
+            return false;
+        if (bfs_seen[h] == 0) {
+            bfs_seen[h] = bucket + 1;
+            return true;
+        }
+    }
+}
+
+/*
+ * Having found that the resident of (q[idx].bucket, slot) can move to the
+ * empty slot (dest, dslot), shifts every resident along the path back to
+ * the root one step, last move first, so each key stays findable. Returns
+ * the slot freed in the root bucket.
+ */
+static struct slot_ref run_path(struct table *t, int idx, unsigned slot,
+                                uint64_t dest, unsigned dslot)
+{
+    struct slot_ref dst = {t, dest, dslot};
+    struct slot_ref src = {t, bfs_queue[idx].bucket, slot};
+
+    for (;;) {
+        slot_move(&src, &dst);
+        if (bfs_queue[idx].parent < 0)
+            return src;
+        dst = src;
+        src = (struct slot_ref){t, bfs_queue[bfs_queue[idx].parent].bucket,
+                                bfs_queue[idx].pslot};
+        idx = bfs_queue[idx].parent;
+    }
+}
+
+/*
+ * Frees a slot in b1 or b2 (both full) by a breadth-first search for the
+ * shortest chain of residents ending at a bucket with room (libcuckoo's
+ * BFS over MemC3's layout). The alternate bucket of a resident comes from
+ * its fingerprint alone. Buckets are visited at most once, so a path never
+ * moves one slot twice. False if no path within BFS_MAX_NODES buckets.
+ */
+static bool make_room(struct table *t, uint64_t b1, uint64_t b2,
+                      struct slot_ref *hole)
+{
+    int n = 0;
+
+    memset(bfs_seen, 0, sizeof(bfs_seen));
+    bfs_mark(b1);
+    bfs_mark(b2);
+    bfs_queue[n++] = (struct bfs_node){b1, -1, 0};
+    bfs_queue[n++] = (struct bfs_node){b2, -1, 0};
+    for (int head = 0; head < n; head++) {
+        uint64_t bucket = bfs_queue[head].bucket;
+
+        for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
+            struct slot_ref r = {t, bucket, i};
+            uint64_t fp = match_fp(load_word(slot_words(&r)));
+            uint64_t alt = bucket ^ rdn_keyhash_alt(fp, t->mask);
+            int j;
+
+            if (!bfs_mark(alt))
+                continue;
+            j = free_slot(t, alt);
+            if (j >= 0) {
+                *hole = run_path(t, head, i, alt, (unsigned)j);
+                return true;
+            }
+            if (n < BFS_MAX_NODES)
+                bfs_queue[n++] = (struct bfs_node){alt, head, i};
+        }
+    }
+    return false;
+}
+
+/* Puts it into one of its buckets of t, displacing if need be. */
+static bool place(struct table *t, const struct rdn_keyhash *kh,
+                  const struct rdn_item *it)
+{
+    uint64_t b1 = kh->bucket1 & t->mask, b2 = kh->bucket2 & t->mask;
+    struct slot_ref hole = {t, b1, 0};
+    int j;
+
+    if ((j = free_slot(t, b1)) >= 0)
+        hole.slot = (unsigned)j;
+    else if ((j = free_slot(t, b2)) >= 0)
+        hole = (struct slot_ref){t, b2, (unsigned)j};
+    else if (!make_room(t, b1, b2, &hole))
+        return false;
+    slot_fill(&hole, kh->fp, it);
+    return true;
+}
+
+/* ---- the stash (wlock held) ------------------------------------------- */
+
+static bool stash_add(uint64_t fp, const struct rdn_item *it)
+{
+    for (unsigned i = 0; i < ASSOC_STASH_SLOTS; i++) {
+        struct stash_entry *e = &assoc.stash[i];
+
+        if (e->item != 0)
+            continue;
+        write_begin(&assoc.stash_ver);
+        __atomic_store_n(&e->fp, fp, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->item, (uint64_t)(uintptr_t)it, __ATOMIC_RELEASE);
+        write_end(&assoc.stash_ver);
+        atomic_fetch_add(&assoc.stash_count, 1);
+        return true;
+    }
+    return false;
+}
+
+static void stash_set(struct stash_entry *e, const struct rdn_item *it)
+{
+    write_begin(&assoc.stash_ver);
+    __atomic_store_n(&e->item, (uint64_t)(uintptr_t)it, __ATOMIC_RELEASE);
+    write_end(&assoc.stash_ver);
+    if (it == NULL)
+        atomic_fetch_sub(&assoc.stash_count, 1);
+}
+
+static struct stash_entry *stash_entry_of(const struct rdn_item *it)
+{
+    for (unsigned i = 0; i < ASSOC_STASH_SLOTS; i++)
+        if (assoc.stash[i].item == (uint64_t)(uintptr_t)it)
+            return &assoc.stash[i];
+    return NULL;
+}
+
+/* Moves stashed items into the table where they now fit. */
+static void stash_drain(void)
+{
+    struct table *t = atomic_load(&assoc.cur);
+
+    for (unsigned i = 0; i < ASSOC_STASH_SLOTS; i++) {
+        struct stash_entry *e = &assoc.stash[i];
+        struct rdn_item *it = (struct rdn_item *)(uintptr_t)e->item;
+        struct rdn_keyhash kh;
+
+        if (it == NULL)
+            continue;
+        assoc_keyhash(rdn_item_key(it), it->nkey, &kh);
+        if (place(t, &kh, it))
+            stash_set(e, NULL); /* in the table first, then out of here */
+    }
+}
+
+/* ---- growth (wlock held) ---------------------------------------------- */
+
+/* Makes n the table inserts go to; the current one starts migrating. */
+static void switch_to(struct table *n)
+{
+    atomic_store(&assoc.old, atomic_load(&assoc.cur));
+    atomic_store(&assoc.cur, n);
+    atomic_fetch_add(&assoc.generation, 1);
+    assoc.migrate_next = 0;
+    assoc.expansions++;
+    report_switch();
+    pthread_cond_signal(&assoc.wake);
+}
+
+static void end_expansion(void)
+{
+    struct table *o = atomic_load(&assoc.old);
+
+    atomic_store(&assoc.old, NULL);
+    atomic_fetch_add(&assoc.generation, 1);
+    o->next_retired = assoc.retired;
+    assoc.retired = o;
+    stash_drain();
+    report_switch();
+    pthread_cond_broadcast(&assoc.migrated);
+    pthread_cond_signal(&assoc.wake);
+}
+
+/*
+ * Moves the residents of bucket b of the old table into the new one (or
+ * the stash). False if one fits in neither; it then stays where it is,
+ * still found by lookups, and migration retries later.
+ */
+static bool migrate_bucket(struct table *o, uint64_t b)
+{
+    struct table *t = atomic_load(&assoc.cur);
+
+    for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
+        struct slot_ref r = {o, b, i};
+        struct rdn_item *it;
+        struct rdn_keyhash kh;
+
+        if (slot_empty(&r))
+            continue;
+        it = slot_item(&r);
+        assoc_keyhash(rdn_item_key(it), it->nkey, &kh);
+        if (!place(t, &kh, it) && !stash_add(kh.fp, it))
+            return false;
+        slot_clear(&r); /* placed first, cleared second */
+    }
+    return true;
+}
+
+/* Migrates up to max old buckets; -ENOSPC if stuck (see above). */
+static int migrate_some(uint64_t max)
+{
+    struct table *o = atomic_load(&assoc.old);
+
+    for (; o != NULL && max > 0; max--) {
+        if (!migrate_bucket(o, assoc.migrate_next))
+            return -ENOSPC;
+        if (++assoc.migrate_next > o->mask) {
+            end_expansion();
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Starts a growth now, finishing a running one first. */
+static int grow_now(void)
+{
+    struct table *t, *n;
+
+    if (atomic_load(&assoc.old) != NULL && migrate_some(UINT64_MAX) < 0)
+        return -ENOSPC;
+    t = atomic_load(&assoc.cur);
+    if (t->hashpower >= ASSOC_MAX_HASHPOWER)
+        return -ENOSPC;
+    n = table_new(t->hashpower + 1);
+    if (n == NULL)
+        return -ENOMEM;
+    switch_to(n);
+    return 0;
+}
+
+/*
+ * The background half of the 90% trigger: maps the larger table without
+ * holding wlock (it can be big), then switches unless a writer grew the
+ * table meanwhile. Called and returns with wlock held.
+ */
+static void grow_in_background(void)
+{
+    struct table *t = atomic_load(&assoc.cur), *n;
+
+    if (atomic_load(&assoc.old) != NULL || t->hashpower >= ASSOC_MAX_HASHPOWER)
+        return;
+    pthread_mutex_unlock(&assoc.wlock);
+    n = table_new(t->hashpower + 1);
+    pthread_mutex_lock(&assoc.wlock);
+    if (n == NULL)
+        return; /* an insert that finds no room grows synchronously */
+    if (atomic_load(&assoc.cur) != t || atomic_load(&assoc.old) != NULL)
+        table_free(n); /* never published: no reader can have it */
+    else
+        switch_to(n);
+}
+
+/* Unmaps retired tables after a grace period. Called with wlock held. */
+static void free_retired(void)
+{
+    struct table *list = assoc.retired;
+
+    assoc.retired = NULL;
+    pthread_mutex_unlock(&assoc.wlock);
+    wait_for_readers();
+    while (list != NULL) {
+        struct table *next = list->next_retired;
+
+        table_free(list);
+        list = next;
+    }
+    pthread_mutex_lock(&assoc.wlock);
+}
+
+/*
+ * The migration thread: grows the table when asked, migrates the old
+ * table in batches (dropping wlock between them so writers keep going),
+ * and unmaps retired tables.
+ */
+static void *migration_thread(void *arg)
+{
+    struct timespec backoff = {0, 10 * 1000 * 1000};
+
+    pthread_mutex_lock(&assoc.wlock);
+    while (!assoc.stop) {
+        if (assoc.retired != NULL) {
+            free_retired();
+        } else if (atomic_load(&assoc.old) != NULL) {
+            int rc = migrate_some(MIGRATE_BATCH);
+
+            pthread_mutex_unlock(&assoc.wlock);
+            if (rc < 0)
+                nanosleep(&backoff, NULL);
+            else
+                sched_yield();
+            pthread_mutex_lock(&assoc.wlock);
+        } else if (assoc.expand_wanted) {
+            assoc.expand_wanted = false;
+            grow_in_background();
+        } else {
+            pthread_cond_wait(&assoc.wake, &assoc.wlock);
+        }
+    }
+    pthread_mutex_unlock(&assoc.wlock);
+    return NULL;
+}
+
+/* ---- mutations --------------------------------------------------------- */
+
+/* Asks the migration thread for a growth once the table is 90% full. */
+static void check_load(void)
+{
+    struct table *t = atomic_load(&assoc.cur);
+
+    if (atomic_load(&assoc.old) == NULL && !assoc.expand_wanted &&
+        atomic_load(&assoc.count) * 100 >=
+            table_slots(t) * ASSOC_EXPAND_PERCENT) {
+        assoc.expand_wanted = true;
+        pthread_cond_signal(&assoc.wake);
+    }
+}
+
+/*
+ * During a growth every insert first migrates MIGRATE_ASSIST old buckets
+ * (as Redis's incremental rehash), so the migration ends within
+ * nbuckets / MIGRATE_ASSIST inserts even if the thread never runs, and the
+ * new table (twice the old) cannot fill up before the old one is empty.
+ *
+ * An insert that finds no room in a table that is not nearly full has hit
+ * colliding keys a bigger table would not separate: it is stashed. In a
+ * full table it grows the table (synchronously) and tries again.
+ */
+static int insert_locked(struct rdn_item *it, const struct rdn_keyhash *kh)
+{
+    if (atomic_load(&assoc.old) != NULL)
+        migrate_some(MIGRATE_ASSIST); /* stuck: the thread retries later */
+    for (int attempt = 0;; attempt++) {
+        struct table *t = atomic_load(&assoc.cur);
+        int rc = 0;
+
+        if (place(t, kh, it))
+            return 0;
+        if (attempt < 2 && t->used * 100 >= table_slots(t) * STASH_LOAD_LIMIT &&
+            (rc = grow_now()) == 0)
+            continue;
+        if (stash_add(kh->fp, it))
+            return 0;
+        return rc < 0 ? rc : -ENOSPC;
+    }
+}
+
+int assoc_insert(struct rdn_item *it, const struct rdn_keyhash *kh)
+{
+    int rc;
+
+    if (it == NULL || kh == NULL)
+        return -EINVAL;
+    pthread_mutex_lock(&assoc.wlock);
+    if (atomic_load(&assoc.cur) == NULL) {
+        rc = -EINVAL;
+    } else if ((rc = insert_locked(it, kh)) == 0) {
+        atomic_fetch_add(&assoc.count, 1);
+        check_load();
+    }
+    pthread_mutex_unlock(&assoc.wlock);
+    return rc;
+}
+
+/* The slot holding item it (in the old or the current table). */
+static bool slot_of(const struct rdn_item *it, const struct rdn_keyhash *kh,
+                    struct slot_ref *out)
+{
+    struct table *tables[2] = {atomic_load(&assoc.old),
+                               atomic_load(&assoc.cur)};
+
+    for (int k = 0; k < 2; k++) {
+        struct table *t = tables[k];
+        uint64_t buckets[2];
+
+        if (t == NULL)
+            continue;
+        buckets[0] = kh->bucket1 & t->mask;
+        buckets[1] = kh->bucket2 & t->mask;
+        for (int b = 0; b < 2; b++)
+            for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
+                *out = (struct slot_ref){t, buckets[b], i};
+                if (!slot_empty(out) && slot_item(out) == it)
+                    return true;
+            }
+    }
+    return false;
+}
+
+int assoc_delete(struct rdn_item *it, const struct rdn_keyhash *kh)
+{
+    struct slot_ref r;
+    struct stash_entry *e;
+    int rc = 0;
+
+    if (it == NULL || kh == NULL)
+        return -EINVAL;
+    pthread_mutex_lock(&assoc.wlock);
+    if (atomic_load(&assoc.cur) != NULL && slot_of(it, kh, &r))
+        slot_clear(&r);
+    else if (atomic_load(&assoc.cur) != NULL && (e = stash_entry_of(it)))
+        stash_set(e, NULL);
+    else
+        rc = -ENOENT;
+    if (rc == 0)
+        atomic_fetch_sub(&assoc.count, 1);
+    pthread_mutex_unlock(&assoc.wlock);
+    return rc;
+}
+
+int assoc_replace(struct rdn_item *old_it, struct rdn_item *new_it,
+                  const struct rdn_keyhash *kh)
+{
+    struct slot_ref r;
+    struct stash_entry *e;
+    int rc = 0;
+
+    if (old_it == NULL || new_it == NULL || kh == NULL)
+        return -EINVAL;
+    pthread_mutex_lock(&assoc.wlock);
+    if (atomic_load(&assoc.cur) != NULL && slot_of(old_it, kh, &r))
+        slot_publish(&r, rdn_slot_match(kh->fp),
+                     desc_count_word((uint32_t)item_len(new_it), assoc.lkey),
+                     htobe64((uint64_t)(uintptr_t)new_it));
+    else if (atomic_load(&assoc.cur) != NULL && (e = stash_entry_of(old_it)))
+        stash_set(e, new_it);
+    else
+        rc = -ENOENT;
+    pthread_mutex_unlock(&assoc.wlock);
+    return rc;
+}
+
+/* Rewrites the count|lkey word of every occupied slot of t. */
+static void relabel_lkey(struct table *t)
+{
+    if (t == NULL)
+        return;
+    for (uint64_t b = 0; b <= t->mask; b++)
+        for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
+            struct slot_ref r = {t, b, i};
+            _Atomic uint64_t *v = stripe_of(b);
+
+            if (slot_empty(&r))
+                continue;
+            write_begin(v);
+            store_word(
+                &slot_words(&r)[1],
+                desc_count_word((uint32_t)item_len(slot_item(&r)), assoc.lkey));
+            write_end(v);
+        }
+}
+
+void assoc_set_lkey(uint32_t lkey)
+{
+    pthread_mutex_lock(&assoc.wlock);
+    assoc.lkey = lkey;
+    relabel_lkey(atomic_load(&assoc.old));
+    relabel_lkey(atomic_load(&assoc.cur));
+    pthread_mutex_unlock(&assoc.wlock);
+}
+
+/* ---- life cycle, growth requests, information ------------------------ */
+
+int assoc_init(unsigned hashpower, const struct arena_hooks *hooks)
+{
+    struct table *t;
+    int rc;
+
+    if (hashpower < ASSOC_MIN_HASHPOWER || hashpower > ASSOC_MAX_HASHPOWER)
+        return -EINVAL;
+    if (hooks == NULL)
+        hooks = arena_hooks();
+    if (hooks->map == NULL || hooks->unmap == NULL)
+        return -EINVAL;
+    pthread_mutex_lock(&assoc.wlock);
+    if (assoc.running) {
+        pthread_mutex_unlock(&assoc.wlock);
+        return -EBUSY;
+    }
+    assoc.hooks = *hooks;
+    assoc.empty_match = rdn_slot_match(0);
+    t = table_new(hashpower);
+    if (t == NULL) {
+        pthread_mutex_unlock(&assoc.wlock);
+        return -ENOMEM;
+    }
+    atomic_store(&assoc.cur, t);
+    assoc.stop = false;
+    rc = -pthread_create(&assoc.thread, NULL, migration_thread, NULL);
+    if (rc < 0) {
+        atomic_store(&assoc.cur, NULL);
+        table_free(t);
+    } else {
+        assoc.running = true;
+    }
+    pthread_mutex_unlock(&assoc.wlock);
+    return rc;
+}
+
+void assoc_stop(void)
+{
+    struct table *t;
+
+    pthread_mutex_lock(&assoc.wlock);
+    if (!assoc.running) {
+        pthread_mutex_unlock(&assoc.wlock);
+        return;
+    }
+    assoc.stop = true;
+    pthread_cond_signal(&assoc.wake);
+    pthread_mutex_unlock(&assoc.wlock);
+    pthread_join(assoc.thread, NULL);
+
+    /* Alone now: no lookups may run during or after assoc_stop(). */
+    if ((t = atomic_load(&assoc.old)) != NULL) {
+        t->next_retired = assoc.retired;
+        assoc.retired = t;
+    }
+    t = atomic_load(&assoc.cur);
+    t->next_retired = assoc.retired;
+    assoc.retired = t;
+    atomic_store(&assoc.cur, NULL);
+    atomic_store(&assoc.old, NULL);
+    pthread_mutex_lock(&assoc.wlock);
+    free_retired();
+    memset(assoc.stash, 0, sizeof(assoc.stash));
+    atomic_store(&assoc.stash_count, 0);
+    atomic_store(&assoc.count, 0);
+    atomic_store(&assoc.generation, 0);
+    assoc.expansions = assoc.displacements = 0;
+    assoc.expand_wanted = false;
+    assoc.lkey = 0;
+    assoc.running = false;
+    pthread_mutex_unlock(&assoc.wlock);
+}
+
+int assoc_expand(bool wait)
+{
+    int rc;
+
+    pthread_mutex_lock(&assoc.wlock);
+    if (!assoc.running)
+        rc = -EINVAL;
+    else if (atomic_load(&assoc.old) != NULL)
+        rc = -EALREADY;
+    else
+        rc = grow_now();
+    if (rc == 0 && wait) {
+        uint64_t started = assoc.expansions;
+
+        while (atomic_load(&assoc.old) != NULL && assoc.expansions == started)
+            pthread_cond_wait(&assoc.migrated, &assoc.wlock);
+    }
+    pthread_mutex_unlock(&assoc.wlock);
+    return rc;
+}
+
+static void get_info_locked(struct assoc_info *info)
+{
+    struct table *t = atomic_load(&assoc.cur);
+    struct table *o = atomic_load(&assoc.old);
+
+    memset(info, 0, sizeof(*info));
+    if (t == NULL)
+        return;
+    info->buckets = t->words;
+    info->nbuckets = t->mask + 1;
+    info->hashpower = t->hashpower;
+    info->generation = atomic_load(&assoc.generation);
+    info->expanding = o != NULL;
+    if (o != NULL) {
+        info->old_buckets = o->words;
+        info->old_nbuckets = o->mask + 1;
+    }
+}
+
+void assoc_get_info(struct assoc_info *info)
+{
+    pthread_mutex_lock(&assoc.wlock);
+    get_info_locked(info);
+    pthread_mutex_unlock(&assoc.wlock);
+}
+
+void assoc_set_switch_hook(assoc_switch_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&assoc.wlock);
+    assoc.switch_fn = fn;
+    assoc.switch_ctx = ctx;
+    pthread_mutex_unlock(&assoc.wlock);
+}
+
+uint64_t assoc_count(void)
+{
+    return atomic_load(&assoc.count);
+}
+
+void assoc_stats(stat_sink_fn sink, void *ctx)
+{
+    struct assoc_info info;
+    uint64_t expansions, displacements;
+
+    pthread_mutex_lock(&assoc.wlock);
+    get_info_locked(&info);
+    expansions = assoc.expansions;
+    displacements = assoc.displacements;
+    pthread_mutex_unlock(&assoc.wlock);
+
+    stat_sinkf(sink, ctx, "hash_power_level", "%u", info.hashpower);
+    stat_sinkf(sink, ctx, "hash_bytes", "%llu",
+               (unsigned long long)(info.nbuckets * sizeof(struct rdn_bucket)));
+    stat_sinkf(sink, ctx, "hash_is_expanding", "%d", info.expanding ? 1 : 0);
+    stat_sinkf(sink, ctx, "assoc_items", "%llu",
+               (unsigned long long)assoc_count());
+    stat_sinkf(sink, ctx, "assoc_generation", "%llu",
+               (unsigned long long)info.generation);
+    stat_sinkf(sink, ctx, "assoc_expansions", "%llu",
+               (unsigned long long)expansions);
+    stat_sinkf(sink, ctx, "assoc_displacements", "%llu",
+               (unsigned long long)displacements);
+    stat_sinkf(sink, ctx, "assoc_stash_items", "%llu",
+               (unsigned long long)atomic_load(&assoc.stash_count));
+}
