@@ -12,6 +12,9 @@
  *
  * Threads: objects may be used from any thread, but one QP's send ring, and
  * one CQ's polling, must be driven by one thread at a time (as in verbs).
+ *
+ * What softnic executes exactly (index checks, byte_count 0, atomics, RNR,
+ * errors, limits) is written down at the top of rdn/softnic/engine.h.
  */
 #ifndef RDN_RNIC_H
 #define RDN_RNIC_H
@@ -34,6 +37,14 @@ struct rnic_qp;
  *   trace     RDN_SOFTNIC_TRACE   file that receives the WQE trace
  *   socket    RDN_NICD_SOCKET     rdn-nicd's Unix socket
  *   autostart RDN_NICD_AUTOSTART  "0" forbids starting rdn-nicd
+ *   domain    (no variable)       softnic daemon only: names the device's
+ *                                 persistent domain (see "persistence"
+ *                                 below); opening an orphaned domain by
+ *                                 name re-attaches to it
+ * Engine threads of "softnic-inproc" come from RDN_SOFTNIC_THREADS (default
+ * 1) and RDN_SOFTNIC_CPUS (comma list of CPUs to pin them to); rdn-nicd has
+ * flags for both (rdn-nicd --help). RDN_SOFTNIC_TIMING="wire_ns=300,..."
+ * overrides single timing parameters (rdn/softnic/timing.h).
  */
 struct rnic_open_opts {
     const char *model;
@@ -41,6 +52,7 @@ struct rnic_open_opts {
     const char *trace;
     const char *socket;
     int no_autostart;
+    const char *domain; /* added for persistence; NULL = none */
 };
 
 /*
@@ -51,6 +63,10 @@ struct rnic_open_opts {
  */
 int rnic_open(const char *name, const struct rnic_open_opts *opts,
               struct rnic_device **out);
+/*
+ * Closes dev and frees every object of it still open (their handles become
+ * invalid); softnic's daemon keeps the ones marked persistent.
+ */
 void rnic_close(struct rnic_device *dev);
 const char *rnic_device_name(const struct rnic_device *dev);
 
@@ -99,7 +115,7 @@ enum rnic_wc_status {
     RNIC_WC_LOC_QP_OP_ERR,    /* malformed WQE: bad opcode, ds, ring */
     RNIC_WC_LOC_PROT_ERR,     /* bad lkey, bounds or local access */
     RNIC_WC_WR_FLUSH_ERR,     /* flushed: the QP was in the error state */
-    RNIC_WC_REM_INV_REQ_ERR,  /* remote: no receive posted, bad request */
+    RNIC_WC_REM_INV_REQ_ERR,  /* remote: no receive queue, bad request */
     RNIC_WC_REM_ACCESS_ERR,   /* remote: bad rkey, bounds or access */
     RNIC_WC_REM_OP_ERR,       /* remote: the responder failed the op */
     RNIC_WC_RETRY_EXC_ERR,    /* the peer is gone (disconnected) */
@@ -134,9 +150,33 @@ struct rnic_wc {
 
 const char *rnic_wc_status_str(int status);
 
-/* depth: the most completions the CQ holds; overflow is a CQ error. */
+/*
+ * depth: the most completions the CQ holds; overflow is a CQ error: the
+ * completion is dropped, the CQ stops counting and rnic_poll_cq() returns
+ * -EOVERFLOW from then on.
+ */
 int rnic_create_cq(struct rnic_device *dev, uint32_t depth,
                    struct rnic_cq **out);
+
+/*
+ * Added: CQ creation with flags. RNIC_CQ_IGNORE_OVERRUN is mlx5's "overrun
+ * ignore" CQ context bit (what RedN's cross-channel CQs use): a full CQ
+ * overwrites its oldest entries instead of failing, and keeps counting, so
+ * a CQ that only WAITs watch never needs polling. A poller of such a CQ
+ * that fell behind by more than depth silently skips the lost entries.
+ */
+enum rnic_cq_flags {
+    RNIC_CQ_IGNORE_OVERRUN = 1 << 0,
+};
+
+struct rnic_cq_init_attr {
+    uint32_t depth; /* 1..2^22, rounded up to a power of two */
+    unsigned flags; /* enum rnic_cq_flags */
+};
+
+int rnic_create_cq_ex(struct rnic_device *dev,
+                      const struct rnic_cq_init_attr *attr,
+                      struct rnic_cq **out);
 int rnic_destroy_cq(struct rnic_cq *cq);
 /* The CQ number a WAIT names. */
 uint32_t rnic_cq_num(const struct rnic_cq *cq);
@@ -220,5 +260,42 @@ struct rnic_sge {
  */
 int rnic_post_recv(struct rnic_qp *qp, const struct rnic_sge *sge, unsigned n,
                    uint64_t wr_id);
+
+/* ---- persistence (added; softnic through rdn-nicd) ------------------- */
+
+/*
+ * When an application dies, rdn-nicd frees everything it owned, except the
+ * objects it marked persistent under a name. Those stay alive in the daemon
+ * (chains keep running, memory keeps its contents) and belong to the
+ * device's domain (rnic_open_opts.domain, required to persist anything).
+ * A restarted process opens the same domain and re-attaches each object by
+ * name: memory is mapped again at the same virtual address (so WQEs and MRs
+ * that hold addresses stay valid), MRs keep their keys, CQs and QPs keep
+ * their numbers, rings and counters. Dependencies must be persistent first:
+ * an MR's memory, a QP's CQs. A domain whose process is alive cannot be
+ * opened twice (-EBUSY). The in-process provider has no persistence
+ * (-EOPNOTSUPP).
+ */
+enum rnic_obj_type {
+    RNIC_OBJ_MEM, /* obj: the address rnic_mem_alloc() returned */
+    RNIC_OBJ_MR,  /* obj: struct rnic_mr * */
+    RNIC_OBJ_CQ,  /* obj: struct rnic_cq * */
+    RNIC_OBJ_QP,  /* obj: struct rnic_qp * */
+};
+
+/* Marks obj persistent under name (1..63 chars, unique per type). */
+int rnic_persist(struct rnic_device *dev, enum rnic_obj_type type, void *obj,
+                 const char *name);
+
+/*
+ * Re-attaches the persistent object called name to dev (a device opened on
+ * the object's domain). *out receives: MEM the address (void *), MR a
+ * struct rnic_mr *, CQ a struct rnic_cq *, QP a struct rnic_qp *. The
+ * object is then owned by this process and may be persisted again.
+ */
+int rnic_attach(struct rnic_device *dev, enum rnic_obj_type type,
+                const char *name, void **out);
+/* The length of memory re-attached or allocated at addr (0 if unknown). */
+size_t rnic_mem_len(struct rnic_device *dev, void *addr);
 
 #endif /* RDN_RNIC_H */
