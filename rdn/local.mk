@@ -10,3 +10,23 @@ rdn_librnic_a_CPPFLAGS = $(AM_CPPFLAGS) \
 noinst_HEADERS += rdn/rnic.h rdn/provider.h
 
 # ---- chain ----
+
+# The chain assembler, RedN's constructs and the chain checker.
+noinst_LIBRARIES += rdn/librdnchain.a
+rdn_librdnchain_a_SOURCES = rdn/chain.c rdn/chain_asm.c rdn/chain_if.c \
+	rdn/chain_loop.c rdn/chain_check.c
+noinst_HEADERS += rdn/chain.h rdn/chain_int.h
+
+# Programs that run on the NIC alone (linked-list walk, a counter loop, a
+# Turing machine) and their demo.
+noinst_LIBRARIES += rdn/programs/librdnprog.a
+rdn_programs_librdnprog_a_SOURCES = rdn/programs/list_walk.c \
+	rdn/programs/count_while.c rdn/programs/counter_loop.c \
+	rdn/programs/turing.c
+noinst_HEADERS += rdn/programs/list_walk.h rdn/programs/count_while.h \
+	rdn/programs/counter_loop.h rdn/programs/turing.h
+noinst_PROGRAMS += rdn/programs/rdn-chain-demo
+rdn_programs_rdn_chain_demo_SOURCES = rdn/programs/rdn-chain-demo.c
+rdn_programs_rdn_chain_demo_LDADD = rdn/programs/librdnprog.a \
+	rdn/librdnchain.a rdn/librnic.a
+

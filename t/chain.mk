@@ -1,1 +1,38 @@
 # Tests of chain (included by t/local.mk).
+
+# The assembler alone (no NIC): golden WQE bytes, wrap, fields, byte order.
+check_PROGRAMS += t/test_chain_asm
+TESTS += t/test_chain_asm
+t_test_chain_asm_SOURCES = t/test_chain_asm.c
+t_test_chain_asm_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+t_test_chain_asm_LDADD = rdn/librdnchain.a $(CHECK_LIBS)
+
+# Constructs, programs and the checker on softnic (in-process engine).
+CHAIN_TEST_SOURCES = t/chain_testutil.c t/chain_testutil.h
+CHAIN_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+CHAIN_TEST_LDADD = rdn/programs/librdnprog.a rdn/librdnchain.a \
+	rdn/librnic.a $(CHECK_LIBS)
+
+check_PROGRAMS += t/test_chain_if
+TESTS += t/test_chain_if
+t_test_chain_if_SOURCES = t/test_chain_if.c $(CHAIN_TEST_SOURCES)
+t_test_chain_if_CFLAGS = $(CHAIN_TEST_CFLAGS)
+t_test_chain_if_LDADD = $(CHAIN_TEST_LDADD)
+
+check_PROGRAMS += t/test_chain_loop
+TESTS += t/test_chain_loop
+t_test_chain_loop_SOURCES = t/test_chain_loop.c $(CHAIN_TEST_SOURCES)
+t_test_chain_loop_CFLAGS = $(CHAIN_TEST_CFLAGS)
+t_test_chain_loop_LDADD = $(CHAIN_TEST_LDADD)
+
+check_PROGRAMS += t/test_chain_prog
+TESTS += t/test_chain_prog
+t_test_chain_prog_SOURCES = t/test_chain_prog.c $(CHAIN_TEST_SOURCES)
+t_test_chain_prog_CFLAGS = $(CHAIN_TEST_CFLAGS)
+t_test_chain_prog_LDADD = $(CHAIN_TEST_LDADD)
+
+check_PROGRAMS += t/test_chain_check
+TESTS += t/test_chain_check
+t_test_chain_check_SOURCES = t/test_chain_check.c $(CHAIN_TEST_SOURCES)
+t_test_chain_check_CFLAGS = $(CHAIN_TEST_CFLAGS)
+t_test_chain_check_LDADD = $(CHAIN_TEST_LDADD)
