@@ -235,19 +235,31 @@ static void reader_exit(unsigned phase)
 }
 
 /*
- * Returns once every lookup that started before the call has finished.
- * Readers entering after the phase flip count in the other phase, so the
- * wait cannot be starved. Only the migration thread (or assoc_stop, alone)
- * calls it.
+ * Waits until no lookup counts in phase's counters (after the phase flip
+ * that made new lookups count in the other phase).
  */
-static void wait_for_readers(void)
+static void drain_phase(unsigned phase)
 {
-    unsigned phase = atomic_fetch_xor(&reader_phase, 1) & 1;
     struct timespec nap = {0, 100 * 1000};
 
     for (int i = 0; i < READER_STRIPES; i++)
         while (atomic_load(&readers[i].count[phase]) != 0)
             nanosleep(&nap, NULL);
+}
+
+/*
+ * Returns once every lookup that started before the call has finished.
+ * Readers entering after a flip count in the other phase, so no wait can be
+ * starved. Two flips are needed (as in SRCU): a lookup may read the phase,
+ * be preempted across a whole flip-and-drain, and then count itself in the
+ * phase that was just drained; that lookup may already have loaded a table
+ * pointer retired later, and only the second drain waits for it. Only the
+ * migration thread (or assoc_stop, alone) calls it.
+ */
+static void wait_for_readers(void)
+{
+    for (int flip = 0; flip < 2; flip++)
+        drain_phase(atomic_fetch_xor(&reader_phase, 1) & 1);
 }
 
 /* ---- tables ---------------------------------------------------------- */

@@ -216,6 +216,16 @@ bool crawler_request(uint64_t class_mask)
     return ok;
 }
 
+void crawler_queue(uint64_t class_mask)
+{
+    pthread_mutex_lock(&cr.lock);
+    if (cr.started) {
+        cr.requested |= class_mask;
+        pthread_cond_signal(&cr.cond);
+    }
+    pthread_mutex_unlock(&cr.lock);
+}
+
 uint64_t crawler_starts(void)
 {
     pthread_mutex_lock(&cr.lock);

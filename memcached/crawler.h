@@ -27,6 +27,13 @@ void crawler_stop(void);
  */
 bool crawler_request(uint64_t class_mask);
 
+/*
+ * Like crawler_request(), but never refused while the thread runs: a crawl
+ * in progress is followed at once by one of these classes (flush_all needs
+ * the flushed items gone even if a crawl had already passed them).
+ */
+void crawler_queue(uint64_t class_mask);
+
 /* Crawls of the whole cache or of requested classes so far, and whether
  * one is running now. */
 uint64_t crawler_starts(void);

@@ -763,24 +763,42 @@ void item_unlink_key(const char *key, size_t nkey)
 
 /* ---- incr / decr ---- */
 
-/* memcached's safe_strtoull on a value: digits, optional surrounding
- * whitespace, nothing else. */
+static bool is_space(char ch)
+{
+    return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
+/*
+ * The number incr/decr sees in a value of n bytes, exactly as memcached's
+ * safe_strtoull() reads an item's data (which it terminates with CRLF):
+ * leading whitespace, an optional sign, decimal digits without overflow, then
+ * whitespace or the end of the value; whatever follows that whitespace is
+ * ignored ("12 abc" is 12). A minus sign is refused only when the result would
+ * be negative as a signed number ("-0" is 0), as strtoull wraps it. A NUL
+ * ends the number as the end of the value does.
+ */
 static bool parse_u64_value(const char *v, size_t n, uint64_t *out)
 {
-    char buf[64];
-    char *end;
+    size_t i = 0;
+    bool minus = false;
+    uint64_t x = 0;
 
-    if (n == 0 || n >= sizeof(buf))
+    while (i < n && is_space(v[i]))
+        i++;
+    if (i < n && (v[i] == '+' || v[i] == '-'))
+        minus = v[i++] == '-';
+    size_t digits = i;
+    for (; i < n && v[i] >= '0' && v[i] <= '9'; i++) {
+        unsigned d = (unsigned)(v[i] - '0');
+        if (x > (UINT64_MAX - d) / 10)
+            return false; /* ERANGE */
+        x = x * 10 + d;
+    }
+    if (i == digits || (i < n && !is_space(v[i]) && v[i] != '\0'))
         return false;
-    memcpy(buf, v, n);
-    buf[n] = '\0';
-    errno = 0;
-    unsigned long long x = strtoull(buf, &end, 10);
-    if (errno == ERANGE || end == buf || memchr(buf, '-', n) != NULL)
-        return false;
-    while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
-        end++;
-    if (*end != '\0')
+    if (minus)
+        x = -x;
+    if (minus && (int64_t)x < 0)
         return false;
     *out = x;
     return true;
@@ -898,7 +916,7 @@ void items_flush(uint32_t when)
         __atomic_store_n(&oldest_cas, next_cas(), __ATOMIC_RELAXED);
         /* Unlink the flushed items now rather than when next looked up:
          * a NIC reader does not know about flush_all. */
-        crawler_request(CRAWLER_ALL_CLASSES);
+        crawler_queue(CRAWLER_ALL_CLASSES);
     }
 }
 

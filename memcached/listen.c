@@ -33,6 +33,13 @@ struct listener {
 static struct listener listeners[MAX_LISTENERS];
 static int nlisteners;
 
+/* -o no_maxconns_fast: while -c connections are open the listeners are
+ * paused (new clients wait in the backlog, as with memcached), and this
+ * timer of the main loop looks every ACCEPT_RETRY_US whether one closed. */
+#define ACCEPT_RETRY_US 10000
+static struct event *resume_ev;
+static uint64_t listen_disabled; /* times paused; main thread only */
+
 /* Splits "host", "host:port", "[v6]:port" or "v6" into host and port. */
 static int split_addr(char *a, char **host, char **port)
 {
@@ -209,12 +216,52 @@ static void reject(int fd)
     stats_inc(TC_REJECTED_CONNS);
 }
 
+/* Stops or resumes accepting on every listener (main thread). */
+static void listeners_enable(bool on)
+{
+    for (int i = 0; i < nlisteners; i++) {
+        if (on)
+            event_add(listeners[i].ev, NULL);
+        else
+            event_del(listeners[i].ev);
+    }
+}
+
+static void arm_resume(void)
+{
+    struct timeval tv = {0, ACCEPT_RETRY_US};
+
+    evtimer_add(resume_ev, &tv);
+}
+
+static void resume_cb(evutil_socket_t fd, short which, void *arg)
+{
+    (void)fd;
+    (void)which;
+    (void)arg;
+    if (conns_accepting())
+        listeners_enable(true);
+    else
+        arm_resume();
+}
+
+uint64_t listen_disabled_count(void)
+{
+    return __atomic_load_n(&listen_disabled, __ATOMIC_RELAXED);
+}
+
 static void accept_cb(evutil_socket_t lfd, short which, void *arg)
 {
     struct listener *l = arg;
 
     (void)which;
     for (;;) {
+        if (!settings.maxconns_fast && !conns_accepting()) {
+            listeners_enable(false);
+            __atomic_add_fetch(&listen_disabled, 1, __ATOMIC_RELAXED);
+            arm_resume();
+            return;
+        }
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE)
@@ -235,6 +282,9 @@ static void accept_cb(evutil_socket_t lfd, short which, void *arg)
 
 int listen_start(struct event_base *base)
 {
+    resume_ev = evtimer_new(base, resume_cb, NULL);
+    if (resume_ev == NULL)
+        return -1;
     for (int i = 0; i < nlisteners; i++) {
         struct listener *l = &listeners[i];
         l->ev = event_new(base, l->fd, EV_READ | EV_PERSIST, accept_cb, l);

@@ -5,6 +5,8 @@
 #ifndef MEMCACHED_LISTEN_H
 #define MEMCACHED_LISTEN_H
 
+#include <stdint.h>
+
 #include <event2/event.h>
 
 /*
@@ -20,7 +22,15 @@ int listen_udp_bind(const char *inter, int port);
 /* Binds the unix socket at path with permission mask access; 0 or -1. */
 int listen_unix_bind(const char *path, int access, int backlog);
 
-/* Starts accepting on every bound listener, in base's loop. */
+/*
+ * Starts accepting on every bound listener, in base's loop. Over -c
+ * connections a client is turned away with "ERROR Too many open
+ * connections" (-o maxconns_fast, the default), or with no_maxconns_fast
+ * left waiting in the backlog until a connection closes. 0 or -1.
+ */
 int listen_start(struct event_base *base);
+
+/* How many times accepting was paused at -c (stats listen_disabled_num). */
+uint64_t listen_disabled_count(void);
 
 #endif /* MEMCACHED_LISTEN_H */

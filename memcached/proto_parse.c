@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -41,6 +42,13 @@ size_t tokenize(char *line, struct token *tokens, size_t max)
     return n + 1;
 }
 
+/* memcached's safe_strto*() end rule: the number may be followed by
+ * whitespace (a token can hold a tab or a lone CR), not by anything else. */
+static bool number_ends(const char *end)
+{
+    return *end == '\0' || isspace((unsigned char)*end);
+}
+
 bool parse_u64(const char *s, uint64_t *out)
 {
     char *end;
@@ -49,7 +57,7 @@ bool parse_u64(const char *s, uint64_t *out)
         return false;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE || end == s || *end != '\0')
+    if (errno == ERANGE || end == s || !number_ends(end))
         return false;
     *out = v;
     return true;
@@ -73,7 +81,7 @@ bool parse_i32(const char *s, int32_t *out)
         return false;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno == ERANGE || end == s || *end != '\0' || v < INT32_MIN ||
+    if (errno == ERANGE || end == s || !number_ends(end) || v < INT32_MIN ||
         v > INT32_MAX)
         return false;
     *out = (int32_t)v;

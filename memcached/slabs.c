@@ -342,6 +342,14 @@ void slabs_count(unsigned clsid, enum slabs_counter which)
         atomic_fetch_add_explicit(&c->counters[which], 1, memory_order_relaxed);
 }
 
+void slabs_stats_reset(void)
+{
+    for (unsigned i = 1; i < SLABS_MAX_CLASSES; i++)
+        for (int k = 0; k < SLABS_NCOUNTERS; k++)
+            atomic_store_explicit(&slabs.cls[i].counters[k], 0,
+                                  memory_order_relaxed);
+}
+
 uint64_t slabs_epoch(void)
 {
     return atomic_load(&slabs.epoch);

@@ -134,6 +134,9 @@ void slabs_free(void *ptr, size_t size, unsigned clsid);
 /* Bumps one per-class operation counter (relaxed atomic). */
 void slabs_count(unsigned clsid, enum slabs_counter which);
 
+/* Zeroes every class's operation counters ("stats reset"). */
+void slabs_stats_reset(void);
+
 /* The current reclaim epoch (starts at 1) and advancing it by one. */
 uint64_t slabs_epoch(void);
 void slabs_epoch_advance(void);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "memcached/items.h"
+#include "memcached/slabs.h"
 #include "memcached/stats.h"
 #include "memcached/stats_prefix.h"
 
@@ -59,6 +60,7 @@ void stats_reset(void)
     sum_raw(baseline);
     pthread_mutex_unlock(&registry_lock);
     items_stats_reset();
+    slabs_stats_reset();
     stats_prefix_clear();
 }
 

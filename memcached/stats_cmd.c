@@ -16,6 +16,7 @@
 #include "memcached/conn.h"
 #include "memcached/crawler.h"
 #include "memcached/items.h"
+#include "memcached/listen.h"
 #include "memcached/proto_parse.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
@@ -95,7 +96,7 @@ static void general_stats(struct conn *c)
     STAT_U64("bytes_written", s[TC_BYTES_WRITTEN]);
     STAT_U64("limit_maxbytes", settings.maxbytes);
     STAT_U64("accepting_conns", conns_accepting());
-    STAT_U64("listen_disabled_num", 0);
+    STAT_U64("listen_disabled_num", listen_disabled_count());
     STAT_U64("time_in_listen_disabled_us", 0);
     STAT_U64("threads", settings.num_threads);
     STAT_U64("conn_yields", s[TC_CONN_YIELDS]);

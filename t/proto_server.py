@@ -108,6 +108,29 @@ def test_maxconns(t):
     srv.stop()
 
 
+def test_no_maxconns_fast(t):
+    """-o no_maxconns_fast: a client over -c waits, and is served once a
+    connection closes (the listener pauses instead of rejecting)."""
+    srv = Server(["-c", "2", "-o", "no_maxconns_fast"])
+    a = Client(srv)
+    deadline = time.time() + 5
+    while a.stats()["curr_connections"] != "1" and time.time() < deadline:
+        time.sleep(0.05)
+    b = Client(srv)
+    b.send(b"version\r\n")
+    t.eq("second connection served", b.line(), b"VERSION 1.6.18\r\n")
+    extra = Client(srv)
+    extra.send(b"version\r\n")
+    t.check("over -c waits, not rejected", extra.quiet(0.5))
+    t.eq("listener paused", a.stats()["listen_disabled_num"], "1")
+    b.close()
+    t.eq("served after a close", extra.line(), b"VERSION 1.6.18\r\n")
+    t.eq("nothing rejected", a.stats()["rejected_connections"], "0")
+    for x in (a, extra):
+        x.close()
+    srv.stop()
+
+
 def test_reqs_per_event(t):
     srv = Server(["-R", "1", "-t", "1"])
     c = Client(srv)
@@ -268,9 +291,9 @@ def _tcp_open(port):
 def main():
     t = Tally("proto_server")
     for fn in (test_bad_flags, test_help_version, test_root_rule,
-               test_listen_default, test_maxconns, test_reqs_per_event,
-               test_shutdown, test_verbose, test_daemon, test_udp,
-               test_unix_socket):
+               test_listen_default, test_maxconns, test_no_maxconns_fast,
+               test_reqs_per_event, test_shutdown, test_verbose,
+               test_daemon, test_udp, test_unix_socket):
         t.run(fn)
     t.finish()
 

@@ -113,6 +113,27 @@ def test_counters(t, srv):
     c.close()
 
 
+def test_reset_slabs(t, srv):
+    """stats reset zeroes the per-class counters of stats slabs too."""
+    c = Client(srv)
+    c.set(b"rs", b"1")
+    c.get(b"rs")
+    c.send(b"incr rs 1\r\n")
+    c.line()
+    ops = ("get_hits", "cmd_set", "incr_hits")
+    before = c.stats(b"slabs")
+    t.check("slab counters move", all(int(before.get("1:" + n, 0)) > 0
+                                      for n in ops), before)
+    c.send(b"stats reset\r\n")
+    c.line()
+    after = c.stats(b"slabs")
+    t.eq("stats reset zeroes slab counters",
+         {n: after.get("1:" + n) for n in ops}, {n: "0" for n in ops})
+    t.eq("stats reset keeps slab geometry", after.get("1:total_pages"),
+         before.get("1:total_pages"))
+    c.close()
+
+
 def test_detail(t, srv):
     c = Client(srv)
     for cmd, want in ((b"stats detail on", b"OK\r\n"),
@@ -184,8 +205,8 @@ def test_conns(t, srv):
 def main():
     t = Tally("proto_stats")
     srv = Server(["-t", "3", "-m", "16"])
-    for fn in (test_names, test_counters, test_detail, test_sizes_cachedump,
-               test_conns):
+    for fn in (test_names, test_counters, test_reset_slabs, test_detail,
+               test_sizes_cachedump, test_conns):
         t.run(fn, srv)
     t.finish()
 

@@ -162,6 +162,19 @@ def test_arithmetic(t, srv):
          b"STORED\r\n13\r\n"),
         ("incr keeps flags", b"set f 77 0 1\r\n1\r\nincr f 1\r\nget f\r\n",
          b"STORED\r\n2\r\nVALUE f 77 1\r\n2\r\nEND\r\n"),
+        # memcached reads the number as safe_strtoull does: what follows
+        # the first whitespace is ignored, "-0" is 0, and the value may be
+        # longer than any number (checked against memcached 1.6.18).
+        ("incr number then text", b"set s 0 0 6\r\n12 abc\r\nincr s 1\r\n"
+         b"get s\r\n", b"STORED\r\n13\r\nVALUE s 0 6\r\n13    \r\nEND\r\n"),
+        ("incr minus zero", b"set s 0 0 2\r\n-0\r\nincr s 1\r\n",
+         b"STORED\r\n1\r\n"),
+        ("incr long padded value",
+         b"set s 0 0 70\r\n1" + b" " * 69 + b"\r\nincr s 1\r\n",
+         b"STORED\r\n2\r\n"),
+        ("incr value overflows", b"set s 0 0 20\r\n18446744073709551616\r\n"
+         b"incr s 1\r\n", b"STORED\r\nCLIENT_ERROR cannot increment or "
+         b"decrement non-numeric value\r\n"),
     ]
     for name, send, want in cases:
         exchange(t, c, name, send, want)
@@ -425,6 +438,21 @@ MALFORMED = [
 ]
 
 
+def test_number_whitespace(t, srv):
+    """memcached's number parsers accept a number followed by whitespace
+    inside its token (a tab, a lone CR), as 1.6.18 does."""
+    c = Client(srv)
+    exchange(t, c, "length with tab", b"set ws 0 0 1\t\r\nx\r\nget ws\r\n",
+             b"STORED\r\nVALUE ws 0 1\r\nx\r\nEND\r\n")
+    exchange(t, c, "flags with tab", b"set ws 7\t 0 1\r\ny\r\nget ws\r\n",
+             b"STORED\r\nVALUE ws 7 1\r\ny\r\nEND\r\n")
+    exchange(t, c, "delta with CR", b"set wn 0 0 1\r\n5\r\nincr wn 2\rx\r\n",
+             b"STORED\r\n7\r\n")
+    exchange(t, c, "length then text", b"set ws 0 0 1x\r\nz\r\n",
+             b"CLIENT_ERROR bad command line format\r\nERROR\r\n")
+    c.close()
+
+
 def snapshot(c, keys):
     out = {}
     for k in keys:
@@ -484,7 +512,7 @@ def main():
                test_delete_touch, test_admin, test_pipelining,
                test_binary_values, test_large_values, test_flush_all,
                test_malformed, test_garbage_disconnect, test_expiry,
-               test_delayed_flush):
+               test_delayed_flush, test_number_whitespace):
         t.run(fn, srv)
     t.check("server survived", srv.alive())
     srv.stop()

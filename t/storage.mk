@@ -6,16 +6,17 @@ STORAGE_LIBS = memcached/libmcstore.a proto/libproto.a $(CHECK_LIBS)
 check_PROGRAMS += t/test_murmur3 t/test_slabs t/test_assoc t/keyhash_dump
 TESTS += t/test_murmur3 t/test_slabs t/test_assoc t/test_keyhash_ref.py
 dist_check_SCRIPTS += t/test_keyhash_ref.py
+noinst_HEADERS += t/testutil.h
 
-t_test_murmur3_SOURCES = t/test_murmur3.c
+t_test_murmur3_SOURCES = t/test_murmur3.c t/testutil.c
 t_test_murmur3_CFLAGS = $(STORAGE_CFLAGS)
 t_test_murmur3_LDADD = proto/libproto.a $(CHECK_LIBS)
 
-t_test_slabs_SOURCES = t/test_slabs.c
+t_test_slabs_SOURCES = t/test_slabs.c t/testutil.c
 t_test_slabs_CFLAGS = $(STORAGE_CFLAGS)
 t_test_slabs_LDADD = $(STORAGE_LIBS)
 
-t_test_assoc_SOURCES = t/test_assoc.c
+t_test_assoc_SOURCES = t/test_assoc.c t/testutil.c
 t_test_assoc_CFLAGS = $(STORAGE_CFLAGS)
 t_test_assoc_LDADD = $(STORAGE_LIBS)
 

@@ -14,17 +14,7 @@
 #include <time.h>
 
 #include "memcached/assoc.h"
-
-/*
- * Check's ck_assert_* reports every passing assertion to the parent
- * process (a write(2) each); hot loops use REQUIRE, which costs nothing
- * unless it fails.
- */
-#define REQUIRE(cond)                                                          \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond);              \
-    } while (0)
+#include "t/testutil.h"
 
 /* ---- items and keys --------------------------------------------------- */
 
@@ -77,32 +67,12 @@ static int delete_item(struct rdn_item *it)
 
 /* ---- statistics ------------------------------------------------------- */
 
-struct stat_rec {
-    int n;
-    char name[32][64];
-    char value[32][64];
-};
-
-static void record_stat(void *ctx, const char *name, const char *value)
-{
-    struct stat_rec *r = ctx;
-
-    ck_assert_int_lt(r->n, 32);
-    snprintf(r->name[r->n], 64, "%s", name);
-    snprintf(r->value[r->n], 64, "%s", value);
-    r->n++;
-}
-
 static long long assoc_stat(const char *name)
 {
     struct stat_rec r = {0};
 
     assoc_stats(record_stat, &r);
-    for (int i = 0; i < r.n; i++)
-        if (strcmp(r.name[i], name) == 0)
-            return atoll(r.value[i]);
-    ck_abort_msg("no stat %s", name);
-    return -1;
+    return stat_num(&r, name);
 }
 
 /* ---- table inspection ------------------------------------------------ */
@@ -848,8 +818,6 @@ int main(void)
 {
     Suite *s = suite_create("assoc");
     TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
 
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_insert_find_delete);
@@ -866,9 +834,5 @@ int main(void)
     tcase_add_loop_test(tc, test_concurrent_growth, 0, 6);
     tcase_add_test(tc, test_table_hooks);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -11,13 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "memcached/assoc.h"
 #include "memcached/crawler.h"
 #include "memcached/items.h"
+#include "memcached/items_internal.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
+#include "t/testutil.h"
 
 static void storage_up(size_t mem_limit, bool evict)
 {
@@ -281,6 +284,44 @@ START_TEST(test_crawler_reclaims)
     ck_assert_uint_eq(t.curr_items, 50);
     ck_assert_uint_eq(t.crawler_reclaimed, 50);
     ck_assert_uint_eq(assoc_count(), 50);
+}
+END_TEST
+
+/*
+ * flush_all while the crawler is busy with a crawl that already passed the
+ * flushed items: the flush's crawl must still happen right after (it used
+ * to be refused as "busy", leaving flushed items linked, and visible to NIC
+ * readers, until the next automatic crawl 10 s later).
+ */
+START_TEST(test_flush_during_crawl)
+{
+    unsigned cls = slabs_clsid(item_ntotal(1, 1));
+    unsigned blocker = cls + 1;
+    struct items_totals t;
+
+    settings.lru_crawler = true;
+    ck_assert_int_eq(crawler_start(), 0);
+    set("a", "1");
+    /* The crawl checks "a" (alive), then waits for the next class. */
+    pthread_mutex_lock(&lrus[blocker].lock);
+    ck_assert(crawler_request((UINT64_C(1) << cls) | (UINT64_C(1) << blocker)));
+    for (;;) {
+        pthread_mutex_lock(&lrus[cls].lock);
+        uint64_t checked = lrus[cls].crawler_items_checked;
+        pthread_mutex_unlock(&lrus[cls].lock);
+        if (checked == 1)
+            break;
+        usleep(1000);
+    }
+    ck_assert(crawler_running());
+    items_flush(0);
+    pthread_mutex_unlock(&lrus[blocker].lock);
+    /* Bounded by the test timeout; the automatic crawl is 10 s away. */
+    while (assoc_count() != 0)
+        usleep(1000);
+    items_totals(&t);
+    ck_assert_uint_eq(t.curr_items, 0);
+    ck_assert_uint_eq(t.crawler_reclaimed, 1);
 }
 END_TEST
 
@@ -574,6 +615,7 @@ static Suite *items_suite(void)
     tcase_add_test(tc, test_lazy_expiry);
     tcase_add_test(tc, test_flush);
     tcase_add_test(tc, test_crawler_reclaims);
+    tcase_add_test(tc, test_flush_during_crawl);
     tcase_add_test(tc, test_incr_decr);
     tcase_add_test(tc, test_incr_copy_on_write);
     tcase_add_test(tc, test_arith_vivify_and_cas);
@@ -597,10 +639,5 @@ static Suite *items_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(items_suite());
-
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(items_suite());
 }

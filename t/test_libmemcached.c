@@ -89,7 +89,7 @@ static void test_mget(memcached_st *m)
     memcached_return_t rc;
 
     for (int i = 1; i <= 3; i++) {
-        char k[8], v[8];
+        char k[16], v[16];
         snprintf(k, sizeof(k), "k%d", i);
         snprintf(v, sizeof(v), "v%d", i);
         put(m, k, v, (uint32_t)i);

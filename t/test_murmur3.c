@@ -14,17 +14,7 @@
 #include <string.h>
 
 #include "proto/keyhash.h"
-
-/*
- * Check's ck_assert_* reports every passing assertion to the parent
- * process (a write(2) each); hot loops use REQUIRE, which costs nothing
- * unless it fails.
- */
-#define REQUIRE(cond)                                                          \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond);              \
-    } while (0)
+#include "t/testutil.h"
 
 struct vector {
     const char *key;
@@ -228,8 +218,6 @@ int main(void)
 {
     Suite *s = suite_create("murmur3");
     TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
 
     tcase_add_loop_test(tc, test_vectors, 0,
                         sizeof(vectors) / sizeof(vectors[0]));
@@ -239,9 +227,5 @@ int main(void)
     tcase_add_test(tc, test_alt_flips_bit0);
     tcase_add_test(tc, test_keyhash_spread);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -12,54 +12,9 @@
 
 #include "memcached/arena.h"
 #include "memcached/slabs.h"
-
-/*
- * Check's ck_assert_* reports every passing assertion to the parent
- * process (a write(2) each); hot loops use REQUIRE, which costs nothing
- * unless it fails.
- */
-#define REQUIRE(cond)                                                          \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond);              \
-    } while (0)
+#include "t/testutil.h"
 
 #define MB (1024 * 1024)
-
-/* ---- a stat sink that records ---------------------------------------- */
-
-struct stat_rec {
-    int n;
-    char name[1024][64];
-    char value[1024][32];
-};
-
-static void record_stat(void *ctx, const char *name, const char *value)
-{
-    struct stat_rec *r = ctx;
-
-    ck_assert_int_lt(r->n, 1024);
-    snprintf(r->name[r->n], sizeof(r->name[0]), "%s", name);
-    snprintf(r->value[r->n], sizeof(r->value[0]), "%s", value);
-    r->n++;
-}
-
-/* The value of a statistic, or NULL. */
-static const char *stat_get(const struct stat_rec *r, const char *name)
-{
-    for (int i = 0; i < r->n; i++)
-        if (strcmp(r->name[i], name) == 0)
-            return r->value[i];
-    return NULL;
-}
-
-static long long stat_num(const struct stat_rec *r, const char *name)
-{
-    const char *v = stat_get(r, name);
-
-    ck_assert_msg(v != NULL, "no stat %s", name);
-    return atoll(v);
-}
 
 static void collect(struct stat_rec *r)
 {
@@ -549,8 +504,6 @@ int main(void)
 {
     Suite *s = suite_create("slabs");
     TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
 
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_sizes_match_memcached, 0,
@@ -570,9 +523,5 @@ int main(void)
     tcase_add_test(tc, test_arena);
     tcase_add_test(tc, test_slabs_maps_arena);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }
