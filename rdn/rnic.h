@@ -111,14 +111,14 @@ int rnic_dereg_mr(struct rnic_mr *mr);
 
 enum rnic_wc_status {
     RNIC_WC_SUCCESS = 0,
-    RNIC_WC_LOC_LEN_ERR,      /* scatter list too short, bad length */
-    RNIC_WC_LOC_QP_OP_ERR,    /* malformed WQE: bad opcode, ds, ring */
-    RNIC_WC_LOC_PROT_ERR,     /* bad lkey, bounds or local access */
-    RNIC_WC_WR_FLUSH_ERR,     /* flushed: the QP was in the error state */
-    RNIC_WC_REM_INV_REQ_ERR,  /* remote: no receive queue, bad request */
-    RNIC_WC_REM_ACCESS_ERR,   /* remote: bad rkey, bounds or access */
-    RNIC_WC_REM_OP_ERR,       /* remote: the responder failed the op */
-    RNIC_WC_RETRY_EXC_ERR,    /* the peer is gone (disconnected) */
+    RNIC_WC_LOC_LEN_ERR,     /* scatter list too short, bad length */
+    RNIC_WC_LOC_QP_OP_ERR,   /* malformed WQE: bad opcode, ds, ring */
+    RNIC_WC_LOC_PROT_ERR,    /* bad lkey, bounds or local access */
+    RNIC_WC_WR_FLUSH_ERR,    /* flushed: the QP was in the error state */
+    RNIC_WC_REM_INV_REQ_ERR, /* remote: no receive queue, bad request */
+    RNIC_WC_REM_ACCESS_ERR,  /* remote: bad rkey, bounds or access */
+    RNIC_WC_REM_OP_ERR,      /* remote: the responder failed the op */
+    RNIC_WC_RETRY_EXC_ERR,   /* the peer is gone (disconnected) */
 };
 
 enum rnic_wc_opcode {
@@ -192,10 +192,29 @@ int rnic_cq_wait(struct rnic_cq *cq, int timeout_ms);
 /* ---- queue pairs ------------------------------------------------------ */
 
 enum rnic_qp_flags {
-    RNIC_QP_CROSS_CHANNEL = 1 << 0, /* may post WAIT, SEND_EN, RECV_EN */
-    RNIC_QP_MANAGED_SEND = 1 << 1,  /* send queue runs only when enabled */
-    RNIC_QP_MANAGED_RECV = 1 << 2,  /* receive queue likewise (RECV_EN) */
+    RNIC_QP_CROSS_CHANNEL = 1 << 0,   /* may post WAIT, SEND_EN, RECV_EN */
+    RNIC_QP_MANAGED_SEND = 1 << 1,    /* send queue runs only when enabled */
+    RNIC_QP_MANAGED_RECV = 1 << 2,    /* receive queue likewise (RECV_EN) */
+    RNIC_QP_RESTRICT_ACCESS = 1 << 3, /* added: serve only attr.access */
 };
+
+/*
+ * Responder access (added; verbs' qp_access_flags). Which inbound RDMA
+ * operations a QP serves for its peer: RNIC_ACCESS_REMOTE_WRITE (WRITE,
+ * WRITE_IMM), RNIC_ACCESS_REMOTE_READ (READ), RNIC_ACCESS_REMOTE_ATOMIC
+ * (CAS, FADD). SENDs are always served (they need a posted receive).
+ * Opt-in, for compatibility with callers that zero the struct: without
+ * RNIC_QP_RESTRICT_ACCESS in flags the QP serves all three and access must
+ * be 0; with it, exactly the REMOTE_* bits in access (0 = none). A request
+ * the QP does not serve fails like a bad rkey: REM_ACCESS_ERR at the
+ * requester, and the responder QP goes to the error state (RC).
+ *
+ * This, not the rkey, is the defence against a hostile peer: softnic's
+ * keys carry 8 random bits per registration, which a peer allowed to send
+ * requests can simply enumerate. A QP facing untrusted peers should serve
+ * nothing it does not need (e.g. access 0 for a QP that only receives
+ * SENDs), so that no rkey of the device is reachable through it.
+ */
 
 struct rnic_qp_init_attr {
     struct rnic_cq *send_cq;
@@ -204,6 +223,7 @@ struct rnic_qp_init_attr {
     uint32_t rq_wqe;       /* receive ring entries, power of two, 0 = none */
     uint32_t max_recv_sge; /* 1..16 */
     unsigned flags;        /* enum rnic_qp_flags */
+    unsigned access;       /* REMOTE_* bits, with RNIC_QP_RESTRICT_ACCESS */
 };
 
 enum rnic_qp_state {

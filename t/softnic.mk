@@ -45,3 +45,9 @@ TESTS += t/test_softnic_trace
 t_test_softnic_trace_SOURCES = t/test_softnic_trace.c $(SOFTNIC_TEST_SOURCES)
 t_test_softnic_trace_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
 t_test_softnic_trace_LDADD = $(SOFTNIC_TEST_LDADD)
+
+check_PROGRAMS += t/test_softnic_access
+TESTS += t/test_softnic_access
+t_test_softnic_access_SOURCES = t/test_softnic_access.c $(SOFTNIC_TEST_SOURCES)
+t_test_softnic_access_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
+t_test_softnic_access_LDADD = $(SOFTNIC_TEST_LDADD)

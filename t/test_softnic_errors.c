@@ -351,6 +351,71 @@ START_TEST(receive_into_readonly_memory)
 }
 END_TEST
 
+/*
+ * A QP connected to itself is requester and responder at once: a WQE that
+ * fails at the responder must still complete with its own status (not as
+ * flushed), the WQE before it with success, and only the later ones are
+ * flushed, as with two QPs.
+ */
+static void loopback_failure(uint8_t opcode, uint32_t rkey, uint8_t status)
+{
+    uint64_t *src = (uint64_t *)(D.mem + 65536);
+    uint64_t *dst = (uint64_t *)(D.mem + 65536 + 64);
+    struct rnic_wc wc[4];
+    struct tw w;
+
+    *src = 0x1234;
+    *dst = 0;
+    tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_raddr(&w, (uintptr_t)dst, D.mr->rkey);
+    tw_data(&w, 8, D.mr->lkey, src);
+    tq_post(&X, &w);
+    tw_ctrl(&w, opcode, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_raddr(&w, (uintptr_t)D.mem + 4096, rkey);
+    if (opcode == MLX5_OPCODE_ATOMIC_CS)
+        tw_atomic(&w, 1, 0);
+    tw_data(&w, 8, D.mr->lkey, D.mem + 8192);
+    tq_post(&X, &w);
+    tw_ctrl(&w, MLX5_OPCODE_NOP, MLX5_WQE_CTRL_CQ_UPDATE);
+    tq_post(&X, &w);
+    tq_ring(&X);
+    ck_assert_int_eq(tpoll(XCQ, wc, 3, TMS), 3);
+    ck_assert_uint_eq(wc[0].status, RNIC_WC_SUCCESS);
+    ck_assert_uint_eq(wc[0].wqe_counter, 0);
+    ck_assert_msg(wc[1].status == status, "status %s, want %s",
+                  rnic_wc_status_str(wc[1].status), rnic_wc_status_str(status));
+    ck_assert_uint_eq(wc[1].wqe_counter, 1);
+    ck_assert_uint_eq(wc[2].status, RNIC_WC_WR_FLUSH_ERR);
+    ck_assert_uint_eq(wc[2].wqe_counter, 2);
+    ck_assert_int_eq(tquiet(XCQ, 20), 0);
+    ck_assert_uint_eq(*dst, 0x1234);
+    ck_assert_int_eq(rnic_qp_state(X.qp), RNIC_QPS_ERR);
+}
+
+START_TEST(loopback_failure_keeps_its_status)
+{
+    struct rnic_mr *lw;
+
+    ck_assert_int_eq(
+        rnic_reg_mr(D.dev, D.mem + 4096, 4096, RNIC_ACCESS_LOCAL_WRITE, &lw),
+        0);
+    switch (_i) {
+    case 0:
+        loopback_failure(MLX5_OPCODE_ATOMIC_CS, lw->rkey,
+                         RNIC_WC_REM_ACCESS_ERR);
+        break;
+    case 1:
+        loopback_failure(MLX5_OPCODE_RDMA_READ, lw->rkey,
+                         RNIC_WC_REM_ACCESS_ERR);
+        break;
+    default:
+        loopback_failure(MLX5_OPCODE_RDMA_WRITE, D.mr->rkey ^ 0x5500,
+                         RNIC_WC_REM_ACCESS_ERR);
+        break;
+    }
+}
+END_TEST
+
 START_TEST(send_without_receive_queue)
 {
     struct tq s, r;
@@ -525,6 +590,7 @@ static Suite *errors_suite(void)
     tcase_add_test(tc, send_longer_than_receive);
     tcase_add_test(tc, receive_into_readonly_memory);
     tcase_add_test(tc, send_without_receive_queue);
+    tcase_add_loop_test(tc, loopback_failure_keeps_its_status, 0, 3);
     tcase_add_test(tc, peer_destroyed_is_retry_exceeded);
     tcase_add_test(tc, unconnected_peer_is_retry_exceeded);
     tcase_add_test(tc, error_flushes_posted_receives);

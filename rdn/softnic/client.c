@@ -606,6 +606,10 @@ static int sn_create_qp(struct rnic_device *dev,
     req.u.qp.rq_wqe = attr->rq_wqe;
     req.u.qp.rq_sge = attr->rq_wqe ? attr->max_recv_sge : 0;
     req.u.qp.flags = attr->flags;
+    req.u.qp.access = attr->flags & RNIC_QP_RESTRICT_ACCESS
+                          ? attr->access
+                          : RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ |
+                                RNIC_ACCESS_REMOTE_ATOMIC;
     rc = sn_call(sn_dev(dev), &req, fd, &resp, NULL);
     close(fd);
     qp = rc ? NULL : sn_cqp_new(dev, map, &resp.u.obj);

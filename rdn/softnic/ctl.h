@@ -16,7 +16,7 @@
 
 #include "rdn/rnic.h"
 
-#define SN_CTL_VERSION 1
+#define SN_CTL_VERSION 2 /* 2: QP responder access */
 #define SN_PATH_MAX    256
 
 enum sn_ctl_op {
@@ -68,6 +68,7 @@ struct sn_ctl_req {
         struct {
             uint64_t va;
             uint32_t send_cqn, recv_cqn, sq_wqebb, rq_wqe, rq_sge, flags;
+            uint32_t access; /* REMOTE_* bits served (responder) */
         } qp;
         struct {
             uint32_t num; /* CQN or QPN */
@@ -92,7 +93,7 @@ struct sn_ctl_req {
 struct sn_ctl_obj {
     uint64_t va, len; /* MEM, MR, CQ, QP: the application address */
     uint32_t key;     /* MR */
-    uint32_t access;  /* MR */
+    uint32_t access;  /* MR; QP: REMOTE_* bits served */
     uint32_t num;     /* CQN, QPN */
     uint32_t depth;   /* CQ */
     uint32_t flags;   /* CQ, QP */

@@ -28,7 +28,11 @@
  * - Completions in order per send queue; CQ_UPDATE requests one; errors
  *   always complete. A failed WQE moves its QP and the RC peer to the error
  *   state; every later WQE (and every posted receive) completes with
- *   WR_FLUSH_ERR.
+ *   WR_FLUSH_ERR. A responder that fails a request is in the error state
+ *   (and its failed receive is in its CQ) before it sends the NAK, so a
+ *   requester that sees the error completion sees the responder in ERR.
+ *   A QP connected to itself fails the same way as two QPs: the failed
+ *   WQE completes with its own status, only later ones are flushed.
  * - A SEND or WRITE_IMM finding no enabled receive waits for one (RNR
  *   retry with rnr_retry = 7, infinite) and blocks later messages of that
  *   connection; a receive queue that does not exist is REM_INV_REQ.
@@ -46,6 +50,9 @@
  *   + dma_ns, a WAIT's completion) and an end; packets carry their arrival
  *   time, CQEs the time the host may see them. Work whose time has not
  *   come waits in its thread's timer heap; nothing else waits for it.
+ *   Times are absolute (derived from model times, not from when the
+ *   engine got around to a step), so engine overhead shorter than the
+ *   modelled cost does not add to it.
  *
  * Threads: each QP belongs to one engine thread (round robin), which alone
  * runs its send queue, responds to its incoming packets and owns its
@@ -234,7 +241,8 @@ struct sn_qp {
     uint32_t qpn, idx;
     struct sn_dev *dev;
     struct sn_thread *thr;
-    unsigned flags; /* enum rnic_qp_flags */
+    unsigned flags;  /* enum rnic_qp_flags */
+    unsigned access; /* REMOTE_* bits it serves as responder */
     struct sn_cq *scq, *rcq;
     struct sn_area *area;
     struct sn_qp_shm *sh;

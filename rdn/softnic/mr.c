@@ -5,8 +5,13 @@
  * CQ, a QP's rings); the engine maps it at its own address and records the
  * application's address. An MR is a range of one area with a key and
  * access bits; the engine-wide MR table (indexed by key >> 8, with an 8-bit
- * tag against stale keys) is what sn_xlate() reads on the data path.
- * Keys are never 0 and never MLX5_INVALID_LKEY (tags start at 1).
+ * tag) is what sn_xlate() reads on the data path. The tag is random for
+ * each registration (1..255, never the slot's previous one, as mlx5's key
+ * variant), so a stale key never names a new MR and a key cannot be
+ * computed from the registration order. Eight bits are no secret, though:
+ * a peer that may send requests can try all 255 tags. The defence against
+ * hostile peers is the responder QP's access (rnic_qp_init_attr.access),
+ * not the key. Keys are never 0 and never MLX5_INVALID_LKEY (tag >= 1).
  */
 #include "config.h"
 
@@ -16,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "rdn/softnic/obj.h"
@@ -133,6 +139,18 @@ int sn_mem_dereg(struct sn_dev *d, uint64_t va, struct sn_ctl_resp *resp)
     return 0;
 }
 
+/* A random tag for MR slot idx: 1..255 and not the slot's previous tag. */
+static uint8_t sn_mr_new_tag(struct sn_engine *e, uint32_t idx)
+{
+    uint8_t tag = 0;
+
+    while (tag == 0 || tag == e->mr_tag[idx]) {
+        if (getrandom(&tag, 1, GRND_NONBLOCK) != 1) /* entropy not ready */
+            tag = (uint8_t)(sn_now_ns() >> 3 ^ idx);
+    }
+    return tag;
+}
+
 int sn_mr_reg(struct sn_dev *d, uint64_t va, uint64_t len, uint32_t access,
               struct sn_ctl_resp *resp, struct sn_mr **out)
 {
@@ -156,8 +174,7 @@ int sn_mr_reg(struct sn_dev *d, uint64_t va, uint64_t len, uint32_t access,
     if (!mr)
         return sn_fail(resp, -ENOMEM, "rnic_reg_mr: MR table full");
     e->mr_hint = idx;
-    if (++e->mr_tag[idx] == 0)
-        e->mr_tag[idx] = 1;
+    e->mr_tag[idx] = sn_mr_new_tag(e, idx);
     mr->key = idx << 8 | e->mr_tag[idx];
     mr->access = access;
     mr->addr = va;

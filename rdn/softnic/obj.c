@@ -178,6 +178,9 @@ int sn_qp_create(struct sn_dev *d, int fd, const struct sn_ctl_req *req,
     qp->dev = d;
     qp->thr = e->thr[e->next_thr++ % e->nthreads];
     qp->flags = a->flags;
+    qp->access =
+        a->access & (RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ |
+                     RNIC_ACCESS_REMOTE_ATOMIC);
     qp->scq = sn_cq_find(d, a->send_cqn);
     qp->rcq = a->rq_wqe ? sn_cq_find(d, a->recv_cqn) : NULL;
     qp->scq->qp_refs++;
@@ -265,6 +268,7 @@ void sn_qp_describe(const struct sn_qp *qp, struct sn_ctl_obj *o)
     o->len = qp->area->len;
     o->num = qp->qpn;
     o->flags = qp->flags;
+    o->access = qp->access;
     o->thread = qp->thr->idx;
     o->send_cqn = qp->scq->cqn;
     o->recv_cqn = qp->rcq ? qp->rcq->cqn : 0;

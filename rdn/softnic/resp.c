@@ -3,6 +3,9 @@
  * local memory (through the MR table, with remote access checks), consumes
  * receive WQEs for SEND and WRITE_IMM, and answers every request once.
  *
+ * Inbound WRITE, READ and atomics need the QP's responder access (verbs'
+ * qp_access_flags) and then the rkey's MR access, bounds and device.
+ *
  * A receive WQE is read from the receive ring when a message needs it, so
  * a scatter list rewritten by an earlier operation is used as rewritten.
  * A message that finds no enabled receive waits (RNR, infinite retry) and
@@ -39,12 +42,39 @@ static uint64_t sn_arrival(struct sn_thread *t, const struct sn_pkt *p)
     return p->tm.at ? p->tm.at : t->now;
 }
 
-/* Answers req with a NAK and moves the responder to the error state. */
+/*
+ * Moves the responder to the error state, then answers req with a NAK
+ * (which tells the peer). In that order, so that whoever sees the NAK's
+ * error completion also sees the responder in ERR, with its failed receive
+ * (if any) already in its CQ.
+ *
+ * A QP connected to itself is its own requester: the request that failed
+ * and the ones before it are answered in order (their responses are on
+ * the way), so only the WQEs after it are flushed here, and the failed one
+ * completes with the NAK's status, exactly as with two QPs.
+ */
 static void sn_nak(struct sn_thread *t, struct sn_qp *qp,
                    const struct sn_pkt *req, uint8_t status)
 {
+    if (qp->peer_qpn == qp->qpn)
+        sn_qp_fail(t, qp, req->h.psn + 1, false);
+    else
+        sn_qp_peer_failed(t, qp);
     sn_respond(t, qp, req, SN_PKT_NAK, status, NULL, 0, sn_arrival(t, req));
-    sn_qp_peer_failed(t, qp); /* the NAK tells the peer */
+}
+
+/*
+ * Translates the remote range request p names, if this QP serves the
+ * operation (its responder access has need) and the rkey allows it;
+ * NULL means REM_ACCESS_ERR.
+ */
+static uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
+                                const struct sn_pkt *p, uint64_t len,
+                                unsigned need)
+{
+    if ((qp->access & need) != need)
+        return NULL;
+    return sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr, len, need);
 }
 
 /* Receive WQEs posted and enabled, not yet consumed. */
@@ -171,8 +201,7 @@ static bool sn_resp_write(struct sn_thread *t, struct sn_qp *qp,
     }
     if (imm && !sn_rq_ready(qp))
         return false;
-    dst = sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr, p->h.len,
-                   RNIC_ACCESS_REMOTE_WRITE);
+    dst = sn_remote_xlate(t, qp, p, p->h.len, RNIC_ACCESS_REMOTE_WRITE);
     if (!dst) {
         sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
         return true;
@@ -187,8 +216,8 @@ static bool sn_resp_write(struct sn_thread *t, struct sn_qp *qp,
 static void sn_resp_read(struct sn_thread *t, struct sn_qp *qp,
                          struct sn_pkt *p)
 {
-    const uint8_t *src = sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr,
-                                  p->h.len, RNIC_ACCESS_REMOTE_READ);
+    const uint8_t *src =
+        sn_remote_xlate(t, qp, p, p->h.len, RNIC_ACCESS_REMOTE_READ);
 
     if (!src) {
         sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
@@ -208,8 +237,8 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
         sn_nak(t, qp, p, RNIC_WC_REM_INV_REQ_ERR);
         return;
     }
-    target = (uint64_t *)sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr, 8,
-                                  RNIC_ACCESS_REMOTE_ATOMIC);
+    target =
+        (uint64_t *)sn_remote_xlate(t, qp, p, 8, RNIC_ACCESS_REMOTE_ATOMIC);
     if (!target) {
         sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
         return;

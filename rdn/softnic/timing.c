@@ -39,6 +39,16 @@
  * = 0.19. Predicted vs paper: first NOP 1.21/1.21, WQ 0.17/0.17,
  * completion 0.19/0.19, doorbell 0.53/0.54 (-2%), WRITE 1.60/1.60,
  * READ 1.77/1.80 (-1.5%), CAS 1.77/1.73 (+2.2%).
+ *
+ * Every delay is an absolute ready time derived from the previous step's
+ * model time (doorbell timestamp, WQE end, packet arrival), never "now +
+ * delay", so the engine's own CPU time is absorbed as long as it is
+ * shorter than the modelled step. Check (2 cores, engine pinned):
+ *   RDN_SOFTNIC_CPUS=1 taskset -c 0 bench/rdn-bench micro --model cx5
+ * gives steps of 0.170 / 0.190 / 0.530 us, as predicted; single verbs and
+ * the first NOP come out 0.06-0.12 us above the model: the host's own
+ * doorbell and polling time, which the paper's numbers contain in db + cqe
+ * and ours add on top (measured from the doorbell, chains pre-posted).
  */
 #include "config.h"
 
