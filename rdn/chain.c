@@ -53,6 +53,8 @@ int chain_cq_poll_wait(struct chain_cq *cq, struct rnic_wc *wc, int timeout_ms)
 {
     uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
 
+    if (!cq || !cq->cq || !wc || timeout_ms < 0)
+        return chain_err(-EINVAL, "chain_cq_poll_wait: bad argument");
     for (int spin = 0;; spin++) {
         int n = rnic_poll_cq(cq->cq, 1, wc);
         uint64_t now;
@@ -257,6 +259,8 @@ int chain_q_doorbell(struct chain_q *q)
 {
     int rc;
 
+    if (!q || !q->qp)
+        return chain_err(-EINVAL, "chain_q_doorbell: bad argument");
     if (q->flags & RNIC_QP_MANAGED_SEND)
         return chain_err(-EINVAL,
                          "chain_q_doorbell: QP %u is managed: "
@@ -269,6 +273,7 @@ int chain_q_doorbell(struct chain_q *q)
     return 0;
 }
 
+/* Posts a receive and keeps a copy of its scatter list for the checker. */
 int chain_post_recv(struct chain_q *q, const struct rnic_sge *sge, unsigned n,
                     uint64_t wr_id)
 {

@@ -297,6 +297,7 @@ enum chain_field {
     CHAIN_F_ADDR,       /* 8 B of data segment i */
     CHAIN_F_INDEX,      /* 4 B: WAIT count or enable index, big-endian */
     CHAIN_F_OBJ,        /* 4 B: CQN or QPN, big-endian */
+    CHAIN_F_OPCODE,     /* 1 B: the opcode byte of the ctrl segment */
 };
 
 /*
@@ -306,6 +307,16 @@ enum chain_field {
  */
 int chain_field(const struct chain_wqe *w, enum chain_field f, unsigned i,
                 struct chain_loc *out);
+
+/*
+ * The byte of w's ctrl segment that holds id bits 8k .. 8k+7 (k < 6): a
+ * target for a one-byte READ or RECV scatter. k = 5 is the opmod byte,
+ * which ConnectX reads for some opcodes: keep it 0 in WQEs that execute.
+ */
+int chain_id48_byte(const struct chain_wqe *w, unsigned k,
+                    struct chain_loc *out);
+/* The byte of big-endian field f holding its bits 8k .. 8k+7 (k = 0: low). */
+struct chain_loc chain_be_byte(struct chain_loc f, unsigned k);
 
 /* Build-time rewrites (before the WQE is released to the NIC). */
 int chain_wqe_set_index(const struct chain_wqe *w, uint32_t index);
@@ -375,6 +386,13 @@ struct chain_if {
  *     fetched: e.g. by a RECV that ctl WAITs for before the CAS's segment
  *     is released. A READ on ctl rewriting its own next CAS races with
  *     the NIC's prefetch, and the checker says so.
+ * On hardware: the id bits are opmod (bits 47..40), wqe_index and qpn. The
+ * NIC must run with its WQE index/QPN checks disabled (see
+ * rdn/softnic/engine.h), and opmod is read for some opcodes (atomics, for
+ * one), so an executed WQE should have id bits 47..40 zero: in ARM mode
+ * the armed WQE gets chain_wqe_id48() (opmod 0) whatever x and y are; in
+ * DISARM mode the guarded WQE runs (x != y) with x in its id bits, so keep
+ * x below 2^40 there unless the opcode ignores opmod.
  */
 int chain_if_post(struct chain_q *ctl, struct chain_q *tgt,
                   const struct chain_wr *wr, uint64_t x, uint64_t y,
@@ -445,14 +463,15 @@ int chain_unrolled_finish(struct chain_unrolled *l);
  * ends with WAIT (own CQ) + SEND_EN (self) that releases the next segment,
  * and each begins by computing the next segment's WAIT and SEND_EN indexes:
  * an FADD bumps a host-endian counter, a READ copies it byte-reversed into
- * the big-endian fields. A segment thus never rewrites a WQE that is
- * enabled, and the loop needs no CPU. Per lap: nseg FADDs, nseg READs,
- * nseg WAITs and nseg SEND_ENs. q's send CQ must be q's alone and should be
- * RNIC_CQ_IGNORE_OVERRUN (nobody polls it).
- * Body WQEs may rewrite WQEs of later segments (never of their own); a
- * segment's WAIT covers its last signaled WQE and, completions being in
- * order, everything before it: signal the last WQE whose result the next
- * segment uses.
+ * the big-endian fields (the WAIT count, 32 bits, compared modulo 2^32;
+ * the low 16 bits of the enable index, all the NIC compares; a gap between
+ * them absorbs the WAIT count's carries for 2^48 completions). A segment
+ * thus never rewrites a WQE that is enabled, and the loop needs no CPU. Per
+ * lap: nseg FADDs, nseg READs, nseg WAITs and nseg SEND_ENs. q's send CQ must
+ * be q's alone and should be RNIC_CQ_IGNORE_OVERRUN (nobody polls it). Body
+ * WQEs may rewrite WQEs of later segments (never of their own); a segment's
+ * WAIT covers its last signaled WQE and, completions being in order, everything
+ * before it: signal the last WQE whose result the next segment uses.
  *
  *   chain_recycled_begin(&l, q, state);   segment 0 starts
  *   post body WQEs; chain_recycled_next(&l);   segment 1 starts ...
@@ -495,7 +514,8 @@ int chain_recycled_release(struct chain_recycled *l, struct chain_q *master);
  * memory q can READ, 6 bytes used) equals value. A READ copies it into the
  * id bits of the lap's final SEND_EN and a CAS disarms that SEND_EN.
  * read_flags may carry CHAIN_FENCE (src just written by this lap). Must be
- * posted before the last segment begins.
+ * posted before the last segment begins. The final SEND_EN runs with the
+ * copied bytes in its id bits: on hardware keep byte 5 of src (opmod) 0.
  */
 int chain_recycled_break_if(struct chain_recycled *l, struct chain_loc src,
                             uint64_t value, unsigned read_flags);
@@ -527,7 +547,8 @@ struct chain_hazard {
 struct chain_check;
 
 struct chain_check_opts {
-    uint32_t window;    /* prefetch window of unmanaged queues in WQEBBs;
+    uint32_t window;    /* prefetch window of unmanaged queues in WQEs
+                           (at least as wide as that many WQEBBs);
                            0 means CHAIN_CHECK_WINDOW_ALL (hardware) */
     uint32_t max_steps; /* WQEs to execute; 0: 20000 */
 };

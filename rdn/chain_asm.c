@@ -144,6 +144,9 @@ void chain_id48_to_be(uint64_t id48, uint8_t out[6])
 
 /* ---- encoding --------------------------------------------------------- */
 
+#define CHAIN_WR_FLAGS                                                         \
+    ((unsigned)(CHAIN_SIGNALED | CHAIN_FENCE | CHAIN_SOLICITED | CHAIN_ID48))
+
 /* Checks that wr is a well-formed request of its kind. */
 static int check_wr(const struct chain_wr *wr)
 {
@@ -166,6 +169,9 @@ static int check_wr(const struct chain_wr *wr)
         (wr->nsg != 1 || wr->sg[0].length != 8))
         return chain_err(-EINVAL, "chain_post: an atomic needs one 8-byte "
                                   "result buffer");
+    if (wr->flags & ~CHAIN_WR_FLAGS)
+        return chain_err(-EINVAL, "chain_post: unknown flags %#x",
+                         wr->flags & ~CHAIN_WR_FLAGS);
     if ((wr->flags & CHAIN_ID48) && wr->id48 > CHAIN_ID48_MAX)
         return chain_err(-EINVAL, "chain_post: id48 has more than 48 bits");
     return 0;
@@ -287,6 +293,7 @@ int chain_nop(struct chain_q *q, unsigned flags, struct chain_wqe *out)
     return chain_post(q, &wr, out);
 }
 
+/* An RDMA WRITE(_IMM) or READ of the gather/scatter sg against rem. */
 static int rdma(struct chain_q *q, uint8_t op, const struct rnic_sge *sg,
                 unsigned nsg, struct chain_loc rem, uint32_t imm,
                 unsigned flags, struct chain_wqe *out)
@@ -342,21 +349,34 @@ int chain_send_imm(struct chain_q *q, const struct rnic_sge *sg, unsigned nsg,
     return chain_post(q, &wr, out);
 }
 
+/*
+ * An 8-byte atomic on target (8-aligned: the NIC fails unaligned ones);
+ * the old value goes to result, or to q's sink when result is NULL.
+ */
 static int atomic(struct chain_q *q, uint8_t op, struct chain_loc target,
                   uint64_t compare, uint64_t swap_add,
                   const struct rnic_sge *result, unsigned flags,
                   struct chain_wqe *out)
 {
-    struct rnic_sge sink = chain_loc_sge(chain_loc_part(q->sink, 0, 8));
+    struct rnic_sge sink;
     struct chain_wr wr = {.opcode = op,
                           .flags = flags,
-                          .sg = result ? result : &sink,
+                          .sg = result,
                           .nsg = 1,
                           .raddr = chain_loc_addr(target),
                           .rkey = target.rkey,
                           .compare = compare,
                           .swap_add = swap_add};
 
+    if (!q)
+        return chain_err(-EINVAL, "chain_post: bad argument");
+    if (chain_loc_addr(target) & 7)
+        return chain_err(-EINVAL, "chain: atomic target %p is not 8-aligned",
+                         (void *)target.ptr);
+    if (!result) {
+        sink = chain_loc_sge(chain_loc_part(q->sink, 0, 8));
+        wr.sg = &sink;
+    }
     return chain_post(q, &wr, out);
 }
 
@@ -410,6 +430,10 @@ int chain_wait_wqe(struct chain_q *q, const struct chain_wqe *w, unsigned flags,
     return chain_wait(q, w->q->scq, w->cq_count, flags, out);
 }
 
+/*
+ * A SEND_EN or RECV_EN of tgt up to index, posted on cross-channel q; the
+ * enable limit the assembler tracks for tgt only ever grows.
+ */
 static int enable(struct chain_q *q, uint8_t op, struct chain_q *tgt,
                   uint32_t index, unsigned flags, struct chain_wqe *out)
 {
@@ -487,6 +511,9 @@ static bool field_place(const struct chain_wqe *w, enum chain_field f,
         return true;
     case CHAIN_F_IMM:
         *off = MLX5_CTRL_IMM_OFF, *len = 4;
+        return true;
+    case CHAIN_F_OPCODE:
+        *off = 3, *len = 1;
         return true;
     case CHAIN_F_RADDR:
     case CHAIN_F_RKEY:
@@ -596,16 +623,38 @@ int chain_id48_sges(const struct chain_wqe *w, struct rnic_sge out[2])
     return 2;
 }
 
-int chain_id48_le_sges(const struct chain_wqe *w, struct rnic_sge out[6])
+int chain_id48_byte(const struct chain_wqe *w, unsigned k,
+                    struct chain_loc *out)
 {
+    /* ctrl bytes 0-2: opmod, wqe_index (id 47..24); 4-6: qpn (id 23..0) */
     static const uint8_t pos[6] = {6, 5, 4, 2, 1, 0}; /* of id byte 0..5 */
     struct chain_loc c;
-    int rc = chain_field(w, CHAIN_F_CTRL, 0, &c);
+    int rc;
 
-    if (rc < 0)
-        return rc;
-    for (int i = 0; i < 6; i++)
-        out[i] = byte_sge(c, pos[i], 1);
+    if (k >= 6 || !out)
+        return chain_err(-EINVAL, "chain_id48_byte: byte %u of 6", k);
+    rc = chain_field(w, CHAIN_F_CTRL, 0, &c);
+    if (rc == 0)
+        *out = chain_loc_part(c, pos[k], 1);
+    return rc;
+}
+
+struct chain_loc chain_be_byte(struct chain_loc f, unsigned k)
+{
+    return chain_loc_part(f, f.len - 1 - k, 1);
+}
+
+int chain_id48_le_sges(const struct chain_wqe *w, struct rnic_sge out[6])
+{
+    struct chain_loc b = {0};
+
+    for (unsigned k = 0; k < 6; k++) {
+        int rc = chain_id48_byte(w, k, &b);
+
+        if (rc < 0)
+            return rc;
+        out[k] = chain_loc_sge(b);
+    }
     return 6;
 }
 
@@ -633,7 +682,7 @@ int chain_be32_le_sges(struct chain_loc field, struct rnic_sge out[4])
     if (field.len < 4)
         return chain_err(-EINVAL, "chain_be32_le_sges: field of %u bytes",
                          field.len);
-    for (int i = 0; i < 4; i++)
-        out[i] = byte_sge(field, 3 - i, 1);
+    for (unsigned k = 0; k < 4; k++)
+        out[k] = chain_loc_sge(chain_be_byte(chain_loc_part(field, 0, 4), k));
     return 4;
 }

@@ -29,6 +29,12 @@ bool chain_layout_has_raddr(uint8_t layout);
 bool chain_layout_is_atomic(uint8_t layout);
 bool chain_layout_is_wait_en(uint8_t layout);
 
+/* The opcode in a ctrl word as chain_ctrl_word() builds it (byte 3). */
+static inline uint8_t chain_ctrl_word_opcode(uint64_t word)
+{
+    return (uint8_t)(word >> 24);
+}
+
 static inline uint32_t chain_get_be32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |

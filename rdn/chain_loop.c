@@ -38,24 +38,33 @@ int chain_unrolled_iter(struct chain_unrolled *l)
     return 0;
 }
 
-/* The id bits of a trigger whose opmod byte holds opcode op. */
+/*
+ * A trigger carries the opcode byte of its iteration's break target in id
+ * byte TRIGGER_ID_BYTE (the high byte of the wqe_index field, which the
+ * NIC does not check), not in opmod: the trigger executes as a SEND_EN,
+ * and ConnectX reads opmod for some opcodes.
+ */
+#define TRIGGER_ID_BYTE 4
+
 static uint64_t trigger_id(uint8_t op)
 {
-    return (uint64_t)op << 40;
+    return (uint64_t)op << (8 * TRIGGER_ID_BYTE);
 }
 
 /*
  * Posts the break test of brk: a READ copies the opcode byte of brk's
- * target into the trigger's opmod byte, a CAS disarms the trigger when
- * that byte says the if fired. Both aim at placeholders that fix_break()
- * points at the trigger.
+ * target into the trigger's id bits, a CAS disarms the trigger when that
+ * byte says the if fired. The READ is fenced (after brk's CAS), the CAS
+ * too (after the READ landed). Both aim at placeholders that fix_break()
+ * points at the trigger once it is posted.
  */
 static int post_break(struct chain_unrolled *l, const struct chain_if *brk,
                       struct chain_wqe *rd, struct chain_wqe *cas)
 {
-    uint8_t armed = (uint8_t)(brk->armed >> 24);
+    uint8_t armed = chain_ctrl_word_opcode(brk->armed);
     uint8_t idle = chain_wqe_opcode_now(&brk->target);
-    uint8_t fired = idle == armed ? (uint8_t)(brk->disarmed >> 24) : armed;
+    uint8_t fired =
+        idle == armed ? chain_ctrl_word_opcode(brk->disarmed) : armed;
     struct chain_loc src, sink = chain_loc_part(l->body->sink, 8, 8);
     struct rnic_sge dst = chain_loc_sge(chain_loc_part(sink, 0, 1));
     int rc;
@@ -63,9 +72,8 @@ static int post_break(struct chain_unrolled *l, const struct chain_if *brk,
     if (brk->cas.q != l->body || brk->cas.layout != MLX5_OPCODE_ATOMIC_CS)
         return chain_err(-EINVAL, "chain_unrolled: the break's CAS must be "
                                   "on the loop body");
-    chain_field(&brk->target, CHAIN_F_CTRL, 0, &src);
-    rc = chain_read(l->body, &dst, 1, chain_loc_part(src, 3, 1), CHAIN_FENCE,
-                    rd);
+    chain_field(&brk->target, CHAIN_F_OPCODE, 0, &src);
+    rc = chain_read(l->body, &dst, 1, src, CHAIN_FENCE, rd);
     if (rc == 0)
         rc = chain_cas(
             l->body, sink,
@@ -79,11 +87,12 @@ static int post_break(struct chain_unrolled *l, const struct chain_if *brk,
 static void fix_break(const struct chain_wqe *rd, const struct chain_wqe *cas,
                       const struct chain_wqe *trg)
 {
-    struct chain_loc ctrl;
+    struct chain_loc ctrl, id;
     struct rnic_sge dst;
 
     chain_field(trg, CHAIN_F_CTRL, 0, &ctrl);
-    dst = chain_loc_sge(chain_loc_part(ctrl, 0, 1));
+    chain_id48_byte(trg, TRIGGER_ID_BYTE, &id);
+    dst = chain_loc_sge(id);
     chain_wqe_set_sge(rd, 0, &dst);
     chain_wqe_set_raddr(cas, chain_loc_addr(ctrl), ctrl.rkey);
 }
@@ -256,8 +265,10 @@ int chain_recycled_break_if(struct chain_recycled *l, struct chain_loc src,
     unsigned b;
     int rc;
 
-    if (!l || !l->q || l->ended || value > CHAIN_ID48_MAX)
-        return chain_err(-EINVAL, "chain_recycled_break_if: bad argument");
+    if (!l || !l->q || l->ended || value > CHAIN_ID48_MAX || src.len < 6)
+        return chain_err(-EINVAL, "chain_recycled_break_if: bad argument "
+                                  "(src holds at least 6 bytes, value < "
+                                  "2^48)");
     if (l->nbrk == sizeof(l->brk_seg) / sizeof(l->brk_seg[0]))
         return chain_err(-ENOSPC, "chain_recycled_break_if: too many breaks");
     b = l->nbrk;
@@ -303,7 +314,30 @@ static int pad_lap(struct chain_recycled *l)
     return 0;
 }
 
-/* Points segment s's FADD and READ at the counter of segment next. */
+/*
+ * The 64-bit counter of a segment, host-endian (little-endian) in NIC
+ * memory: bits 0-31 the WAIT count, bits 48-63 the low 16 bits of the
+ * enable index (all the NIC compares), bits 32-47 a gap that absorbs the
+ * carry out of the WAIT count each time it wraps 2^32. Without the gap the
+ * carry would land in the enable index and push every later SEND_EN one
+ * WQEBB further for good: after a few wraps the NIC could fetch WQEs of
+ * the segment after next before their indexes were patched. The gap fills
+ * after 2^16 wraps, i.e. 2^48 completions (years at NIC rates).
+ */
+#define CTR_EN_SHIFT 48
+
+static uint64_t counter_value(uint32_t wait_count, uint32_t en_index)
+{
+    return (uint64_t)(en_index & 0xffff) << CTR_EN_SHIFT | wait_count;
+}
+
+/*
+ * Points segment s's FADD and READ at the counter of segment next: the
+ * FADD adds inc, the READ copies the WAIT count (counter bytes 0-3) into
+ * next's WAIT and the enable index (bytes 6-7) into the low half of next's
+ * SEND_EN, byte-reversed into their big-endian fields; the gap bytes go to
+ * the sink. The high half of the SEND_EN's index keeps its lap-0 value.
+ */
 static void fix_patch(struct chain_recycled *l, unsigned s, unsigned next,
                       uint64_t inc)
 {
@@ -315,11 +349,13 @@ static void fix_patch(struct chain_recycled *l, unsigned s, unsigned next,
     chain_field(&l->fadd[s], CHAIN_F_SWAP, 0, &add);
     chain_put_be64(add.ptr, inc);
     chain_wqe_set_raddr(&l->patch[s], chain_loc_addr(ctr), ctr.rkey);
-    /* Counter bytes 0-3: WAIT count, 4-7: enable index (little-endian). */
     chain_field(&l->wait[next], CHAIN_F_INDEX, 0, &wi);
     chain_field(&l->en[next], CHAIN_F_INDEX, 0, &ei);
     chain_be32_le_sges(wi, sg);
-    chain_be32_le_sges(ei, sg + 4);
+    sg[4] = chain_loc_sge(chain_loc_part(l->q->sink, 0, 1));
+    sg[5] = chain_loc_sge(chain_loc_part(l->q->sink, 1, 1));
+    sg[6] = chain_loc_sge(chain_be_byte(ei, 0));
+    sg[7] = chain_loc_sge(chain_be_byte(ei, 1));
     for (int i = 0; i < 8; i++)
         chain_wqe_set_sge(&l->patch[s], (unsigned)i, &sg[i]);
 }
@@ -350,13 +386,12 @@ static int fix_breaks(struct chain_recycled *l)
  *   segment j's WAIT in lap n waits for cq_base + n*C + cqc[j];
  *   segment j's SEND_EN in lap n enables base + n*R + end[j+1] (the
  *   last segment: base + (n+1)*R + end[0]).
- * Counter j (lo32 WAIT, hi32 enable, little-endian) is bumped by (R, C)
- * once per lap before it is copied; it starts one increment below lap 0's
- * values, except counter 0, whose first bump yields lap 1's.
- * The lo32 count wraps after 2^32 completions and carries 1 into the
- * enable index; the engine compares enable indexes in 16 bits, so this
- * shifts one later enable by a WQEBB that is always the next segment's
- * FADD, which is never rewritten: harmless.
+ * Counter j (see counter_value()) is bumped by (R, C) once per lap before
+ * it is copied; it starts one increment below lap 0's values, except
+ * counter 0, whose first bump yields lap 1's. WAIT counts are compared
+ * modulo 2^32 and enable indexes modulo 2^16 (as the NIC does), so both
+ * may wrap; the counter layout keeps the wraps from leaking into each
+ * other.
  */
 int chain_recycled_end(struct chain_recycled *l)
 {
@@ -378,12 +413,12 @@ int chain_recycled_end(struct chain_recycled *l)
     ring = l->q->sq.wqebb_cnt;
     l->lap_wqebb = ring;
     l->lap_cqes = l->cqc[l->nseg - 1];
-    inc = (uint64_t)ring << 32 | l->lap_cqes;
+    inc = counter_value(l->lap_cqes, ring);
     for (unsigned j = 0; j < l->nseg; j++) {
         uint32_t w = l->cq_base + l->cqc[j];
         uint32_t e = j + 1 < l->nseg ? l->base + l->end[j + 1]
                                      : l->base + ring + l->end[0];
-        uint64_t v = (uint64_t)e << 32 | w;
+        uint64_t v = counter_value(w, e);
 
         chain_wqe_set_index(&l->wait[j], w);
         chain_wqe_set_index(&l->en[j], e);

@@ -8,7 +8,7 @@ t_test_chain_asm_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 t_test_chain_asm_LDADD = rdn/librdnchain.a $(CHECK_LIBS)
 
 # Constructs, programs and the checker on softnic (in-process engine).
-CHAIN_TEST_SOURCES = t/chain_testutil.c t/chain_testutil.h
+CHAIN_TEST_SOURCES = t/chain_testutil.c t/chain_testutil.h t/testutil.c
 CHAIN_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 CHAIN_TEST_LDADD = rdn/programs/librdnprog.a rdn/librdnchain.a \
 	rdn/librnic.a $(CHECK_LIBS)

@@ -98,14 +98,3 @@ void tc_poll(struct chain_cq *cq, struct rnic_wc *wc)
     ck_assert_msg(rc == 1, "no completion on CQ %u (%d: %s)", cq->num, rc,
                   rc < 0 ? chain_errmsg() : "timeout");
 }
-
-int tc_run_suite(Suite *s)
-{
-    SRunner *sr = srunner_create(s);
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "rdn/chain.h"
+#include "t/testutil.h" /* run_suite() */
 
 #define TC_MS 10000 /* generous bound for anything that should happen */
 
@@ -35,7 +36,5 @@ uint64_t tc_settle_u64(const void *p, int quiet_ms, int ms);
 uint64_t tc_load_u64(const void *p);
 /* Polls cq for one completion (fails the test on timeout). */
 void tc_poll(struct chain_cq *cq, struct rnic_wc *wc);
-
-int tc_run_suite(Suite *s);
 
 #endif /* T_CHAIN_TESTUTIL_H */

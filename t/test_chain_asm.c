@@ -419,6 +419,59 @@ START_TEST(bad_requests)
 }
 END_TEST
 
+/*
+ * Arguments the NIC would misread are refused: flag bits that are not
+ * chain_wr_flags (0x01 would land in fm_ce_se), an unaligned atomic
+ * target, a NULL queue (the NIC side: t/test_chain_if).
+ */
+START_TEST(bad_flags_alignment_null)
+{
+    struct chain_wr wr = {.opcode = MLX5_OPCODE_NOP, .flags = 0x01};
+
+    ck_assert_int_eq(chain_post(&q, &wr, NULL), -EINVAL);
+    wr.flags = 0x200;
+    ck_assert_int_eq(chain_post(&q, &wr, NULL), -EINVAL);
+    wr.flags = CHAIN_SIGNALED | CHAIN_FENCE | CHAIN_SOLICITED;
+    ck_assert_int_eq(chain_post(&q, &wr, NULL), 0);
+    ck_assert_int_eq(chain_cas(&q, rem(0x2004, 5), 0, 1, NULL, 0, NULL),
+                     -EINVAL);
+    ck_assert_int_eq(chain_fadd(&q, rem(0x2001, 5), 1, NULL, 0, NULL), -EINVAL);
+    ck_assert_int_eq(chain_cas(NULL, rem(0x2000, 5), 0, 1, NULL, 0, NULL),
+                     -EINVAL);
+    ck_assert_uint_eq(q.pi, 1);
+}
+END_TEST
+
+/* The one-byte places: opcode byte, id48 bytes, bytes of a BE field. */
+START_TEST(byte_fields)
+{
+    static const uint8_t pos[6] = {6, 5, 4, 2, 1, 0};
+    struct chain_wqe nop, rd;
+    struct chain_loc l, raddr;
+
+    ck_assert_int_eq(chain_nop(&q, 0, &nop), 0);
+    ck_assert_int_eq(
+        chain_read(&q, &sg1, 1, rem(0x0102030405060708ull, 9), 0, &rd), 0);
+    ck_assert_int_eq(chain_field(&rd, CHAIN_F_OPCODE, 0, &l), 0);
+    ck_assert_uint_eq(*l.ptr, MLX5_OPCODE_RDMA_READ);
+    ck_assert_uint_eq(l.len, 1);
+    for (unsigned k = 0; k < 6; k++) {
+        uint64_t word;
+
+        ck_assert_int_eq(chain_id48_byte(&nop, k, &l), 0);
+        ck_assert_ptr_eq(l.ptr, ring + pos[k]);
+        memset(ring, 0, 8);
+        *l.ptr = 0xab;
+        memcpy(&word, ring, 8);
+        ck_assert_uint_eq(word, chain_ctrl_word(0, 0, (uint64_t)0xab << 8 * k));
+    }
+    ck_assert_int_eq(chain_id48_byte(&nop, 6, &l), -EINVAL);
+    ck_assert_int_eq(chain_field(&rd, CHAIN_F_RADDR, 0, &raddr), 0);
+    for (unsigned k = 0; k < 8; k++)
+        ck_assert_uint_eq(*chain_be_byte(raddr, k).ptr, 8 - k);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("chain_asm");
@@ -438,6 +491,8 @@ static Suite *suite(void)
     tcase_add_test(tc, scatter_helpers);
     tcase_add_test(tc, signaled_counts);
     tcase_add_test(tc, bad_requests);
+    tcase_add_test(tc, bad_flags_alignment_null);
+    tcase_add_test(tc, byte_fields);
     suite_add_tcase(s, tc);
     return s;
 }

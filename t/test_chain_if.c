@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <endian.h>
+#include <errno.h>
 #include <string.h>
 
 #include "t/chain_testutil.h"
@@ -139,6 +140,9 @@ START_TEST(if_operand_too_wide)
                      0);
     ck_assert_int_lt(chain_if_eq(&tgt, &ctl, &wr, 1, 1, CHAIN_IF_ARM, 0, &iff),
                      0); /* target not managed */
+    ck_assert_int_eq(chain_q_doorbell(NULL), -EINVAL);
+    ck_assert_int_eq(chain_cq_poll_wait(NULL, NULL, 0), -EINVAL);
+    ck_assert_int_eq(chain_cq_poll_wait(ctl.scq, NULL, 0), -EINVAL);
 }
 END_TEST
 
@@ -355,5 +359,5 @@ int main(void)
     tcase_add_test(tc, if_y_copied_by_recv);
     tcase_add_test(tc, if_ring_access);
     suite_add_tcase(s, tc);
-    return tc_run_suite(s);
+    return run_suite(s);
 }

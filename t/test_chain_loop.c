@@ -2,10 +2,12 @@
  * t/test_chain_loop.c - loops on softnic. Unrolled: 1..8 iterations, with
  * and without break, the break taken at the first, a middle and the last
  * iteration or never, triggers on their own queue or on the body. Recycled:
- * laps counted exactly for several limits, and a 3-segment lap.
+ * laps counted exactly for several limits, and a 3-segment lap; the
+ * per-lap index arithmetic across the 2^32 wrap of the WAIT counts.
  */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -90,6 +92,62 @@ START_TEST(unrolled_needs_managed_queues)
 }
 END_TEST
 
+/* The opmod byte (id byte 5) of w's ctrl segment as it is now. */
+static uint8_t opmod_now(const struct chain_wqe *w)
+{
+    struct chain_loc b;
+
+    ck_assert_int_eq(chain_id48_byte(w, 5, &b), 0);
+    return *(volatile uint8_t *)b.ptr;
+}
+
+/*
+ * A break in DISARM mode (x != y here: the guarded WRITE stays, the loop
+ * goes on). The trigger carries the target's idle opcode (WRITE), and it
+ * executes as a SEND_EN: that byte must not sit in opmod, which ConnectX
+ * reads for some opcodes; it used to.
+ */
+START_TEST(unrolled_trigger_keeps_opmod_zero)
+{
+    struct rnic_device *dev = tc_open(0);
+    struct count_while w;
+    struct chain_unrolled l;
+    struct chain_wqe first;
+    struct chain_if iff;
+    struct rnic_sge one;
+    struct chain_wr wr = {.opcode = MLX5_OPCODE_RDMA_WRITE, .nsg = 1};
+
+    ck_assert_int_eq(count_while_open(&w, dev, true), 0);
+    *(uint64_t *)(w.mem.ptr + CW_ONE_OFF) = 1;
+    one = chain_loc_sge(chain_buf_loc(&w.mem, CW_ONE_OFF, 8));
+    wr.sg = &one;
+    wr.raddr = chain_loc_addr(chain_buf_loc(&w.mem, CW_MARK_OFF, 8));
+    wr.rkey = w.mem.mr->rkey;
+    ck_assert_int_eq(chain_unrolled_begin(&l, &w.body, &w.trig), 0);
+    ck_assert_int_eq(chain_unrolled_iter(&l), 0);
+    ck_assert_int_eq(
+        chain_if_post(&w.body, &w.trig, &wr, 1, 2, CHAIN_IF_DISARM, 0, &iff),
+        0);
+    ck_assert_int_eq(chain_unrolled_end_iter(&l, &iff), 0);
+    first = l.trigger;
+    ck_assert_uint_eq(opmod_now(&first), 0);
+    ck_assert_int_eq(chain_unrolled_iter(&l), 0);
+    ck_assert_int_eq(chain_unrolled_end_iter(&l, NULL), 0);
+    ck_assert_int_eq(chain_fadd(&w.body, chain_buf_loc(&w.mem, CW_DONE_OFF, 8),
+                                1, NULL, 0, NULL),
+                     0);
+    ck_assert_int_eq(chain_unrolled_finish(&l), 0);
+    ck_assert_int_eq(chain_send_en(&w.master, &w.body, l.first_end, 0, NULL),
+                     0);
+    ck_assert_int_eq(count_while_start(&w), 0);
+    ck_assert(tc_wait_u64(w.mem.ptr + CW_DONE_OFF, 1, TC_MS));
+    ck_assert_uint_eq(tc_load_u64(w.mem.ptr + CW_MARK_OFF), 1);
+    ck_assert_uint_eq(opmod_now(&first), 0);
+    count_while_close(&w);
+    rnic_close(dev);
+}
+END_TEST
+
 /* One set of queues runs one loop after another (indexes keep going). */
 START_TEST(unrolled_reuses_queues)
 {
@@ -129,6 +187,7 @@ static void expect_laps(uint64_t limit)
     rnic_close(dev);
 }
 
+/* 5000 laps of the 32-WQEBB ring cross the 16-bit enable index wrap twice. */
 START_TEST(recycled_laps_exact)
 {
     expect_laps(1);
@@ -137,6 +196,98 @@ START_TEST(recycled_laps_exact)
     expect_laps(17);
     expect_laps(1000);
     expect_laps(5000);
+}
+END_TEST
+
+static uint64_t field_be64(const struct chain_wqe *w, enum chain_field f,
+                           unsigned i)
+{
+    struct chain_loc l;
+    uint64_t v;
+
+    ck_assert_int_eq(chain_field(w, f, i, &l), 0);
+    memcpy(&v, l.ptr, 8);
+    return be64toh(v);
+}
+
+static uint32_t field_be32(const struct chain_wqe *w, enum chain_field f)
+{
+    struct chain_loc l;
+    uint32_t v;
+
+    ck_assert_int_eq(chain_field(w, f, 0, &l), 0);
+    memcpy(&v, l.ptr, 4);
+    return be32toh(v);
+}
+
+/*
+ * Plays the NIC's part for lap n >= 1 of segment j of a built (never
+ * started) recycled loop: the counter feeding j, bumped as many times as
+ * the FADD before it ran by then (64-bit wrapping adds, as the NIC's), is
+ * copied by the READ's scatter list into j's WAIT and SEND_EN. Returns the
+ * WAIT count and the low 16 bits of the enable index they then hold.
+ */
+static void nic_lap(const struct chain_recycled *l, unsigned j, uint64_t n,
+                    uint32_t *wait, uint16_t *en)
+{
+    unsigned s = (j + l->nseg - 1) % l->nseg; /* the segment patching j */
+    uint64_t bumps = j == 0 ? n : n + 1, v;
+    uint8_t bytes[8];
+
+    memcpy(&v, (void *)(uintptr_t)field_be64(&l->fadd[s], CHAIN_F_RADDR, 0), 8);
+    v += bumps * field_be64(&l->fadd[s], CHAIN_F_SWAP, 0);
+    memcpy(bytes, &v, 8);
+    for (unsigned i = 0; i < 8; i++) {
+        uint64_t dst = field_be64(&l->patch[s], CHAIN_F_ADDR, i);
+
+        *(uint8_t *)(uintptr_t)dst = bytes[i];
+    }
+    *wait = field_be32(&l->wait[j], CHAIN_F_INDEX);
+    *en = (uint16_t)field_be32(&l->en[j], CHAIN_F_INDEX);
+}
+
+/*
+ * The indexes the NIC computes stay exact across the 2^32 wrap of the
+ * completion count (once and several times) and the 2^16 wrap of the
+ * enable index. Before the counter had a carry gap, each wrap of the WAIT
+ * count added one WQEBB to every later enable index, for good.
+ */
+START_TEST(recycled_indexes_across_wraps)
+{
+    struct rnic_device *dev = tc_open(0);
+    struct counter_loop c;
+    const struct chain_recycled *l = &c.rl;
+
+    ck_assert_int_eq(counter_loop_build(&c, dev, 0), 0);
+    for (unsigned k = 0; k <= 6; k++) {
+        uint64_t wrap = ((uint64_t)k << 32) / l->lap_cqes;
+        const uint64_t laps[] = {wrap, wrap + 1, wrap + 2, wrap + 65536};
+
+        for (unsigned i = 0; i < 4; i++) {
+            uint64_t n = laps[i] ? laps[i] : 1;
+
+            for (unsigned j = 0; j < l->nseg; j++) {
+                uint32_t wait,
+                    want_wait =
+                        l->cq_base + (uint32_t)n * l->lap_cqes + l->cqc[j];
+                uint32_t want_en =
+                    j + 1 < l->nseg
+                        ? l->base + (uint32_t)n * l->lap_wqebb + l->end[j + 1]
+                        : l->base + (uint32_t)(n + 1) * l->lap_wqebb +
+                              l->end[0];
+                uint16_t en;
+
+                nic_lap(l, j, n, &wait, &en);
+                ck_assert_msg(wait == want_wait && en == (uint16_t)want_en,
+                              "lap %llu segment %u: WAIT %u (want %u), "
+                              "enable %u (want %u)",
+                              (unsigned long long)n, j, wait, want_wait, en,
+                              (uint16_t)want_en);
+            }
+        }
+    }
+    counter_loop_destroy(&c);
+    rnic_close(dev);
 }
 END_TEST
 
@@ -177,9 +328,11 @@ int main(void)
     tcase_add_loop_test(tc, unrolled_1_to_8, 0, 8);
     tcase_add_test(tc, unrolled_trigger_on_body);
     tcase_add_test(tc, unrolled_needs_managed_queues);
+    tcase_add_test(tc, unrolled_trigger_keeps_opmod_zero);
     tcase_add_test(tc, unrolled_reuses_queues);
     tcase_add_test(tc, recycled_laps_exact);
+    tcase_add_test(tc, recycled_indexes_across_wraps);
     tcase_add_test(tc, recycled_misuse);
     suite_add_tcase(s, tc);
-    return tc_run_suite(s);
+    return run_suite(s);
 }

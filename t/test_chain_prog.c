@@ -259,5 +259,5 @@ int main(void)
     tcase_add_test(tc, turing_busy_beavers);
     tcase_add_test(tc, programs_under_strict_prefetch);
     suite_add_tcase(s, tc);
-    return tc_run_suite(s);
+    return run_suite(s);
 }

@@ -46,6 +46,7 @@ static int open_queues(struct counter_loop *c, struct rnic_device *dev)
     return rc;
 }
 
+/* Builds the two-segment lap of the file comment and posts its release. */
 static int build_lap(struct counter_loop *c, uint64_t limit)
 {
     struct chain_loc laps = chain_buf_loc(&c->mem, COUNTER_LAPS_OFF, 8);

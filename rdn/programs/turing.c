@@ -121,6 +121,10 @@ static int read_ph(struct turing *t, struct chain_loc src, unsigned n,
     return chain_read(&t->loop, ph, n, src, CHAIN_SIGNALED, out);
 }
 
+/*
+ * The three-segment lap of one machine step (see turing.h), with the
+ * READs' scatter lists left as placeholders for wire().
+ */
 static int build_lap(struct turing *t, uint64_t head, uint64_t state)
 {
     struct chain_loc cell = {.ptr = (uint8_t *)(uintptr_t)head,
@@ -168,11 +172,11 @@ static void wire(struct turing *t)
     chain_field(&t->write_c, CHAIN_F_RADDR, 0, &c);
     chain_field(&t->read_d, CHAIN_F_RADDR, 0, &d);
     /* symbol -> low byte of the row address */
-    set_sge(&t->read_a, 0, chain_loc_part(b, 7, 1));
+    set_sge(&t->read_a, 0, chain_be_byte(b, 0));
     /* entry -> next row, symbol to write, low byte of the move, halt */
     set_sge(&t->read_b, 0, b);
     set_sge(&t->read_b, 1, loc(t, SYMBUF, 1));
-    set_sge(&t->read_b, 2, chain_loc_part(d, 7, 1));
+    set_sge(&t->read_b, 2, chain_be_byte(d, 0));
     set_sge(&t->read_b, 3, loc(t, HALTW, 1));
     set_sge(&t->read_b, 4, chain_loc_part(t->loop.sink, 16, 5));
     /* neighbour's address -> HEAD in the three WQEs that use it */
