@@ -1,119 +1,34 @@
 /*
- * memcached/assoc.c - the cuckoo index (see assoc.h for the design).
- *
- * Who protects what:
- *   assoc.wlock      serialises every mutation: slot writes, displacement,
- *                    migration, table switches, the stash, the lkey, the
- *                    counters and the retired list.
- *   stripe versions  a writer makes ver[bucket % VER_STRIPES] odd while it
- *                    writes a slot of that bucket; a lookup retries when a
- *                    stripe it read changed (MemC3's optimistic reads).
- *   stash_ver        the same for the stash.
- *   generation       changes with every table switch; a lookup retries when
- *                    it changed under it (it may have used a stale cur/old).
- *   readers          two-phase striped counters: a table taken out of use
- *                    is unmapped only once every lookup that could have
- *                    loaded its pointer has left (a grace period, as SRCU).
- * Slots are read and written only as 8-byte words with atomic builtins.
+ * memcached/assoc.c - the cuckoo index: slots, lookups, placement and
+ * displacement, the stash, mutations and the life cycle (see assoc.h for
+ * the design, assoc_int.h for the locking). Growth, migration and table
+ * retirement are in assoc_grow.c.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "memcached/assoc.h"
+#include "memcached/assoc_int.h"
 
-#define VER_STRIPES    8192 /* version counters, a power of two */
-#define READER_STRIPES 64
-#define BFS_MAX_NODES  1024 /* buckets one displacement search visits */
-#define MIGRATE_BATCH  128  /* old buckets moved per writer-lock hold */
-#define MIGRATE_ASSIST 2    /* old buckets each insert migrates first */
-#define SLOT_WORDS     3    /* match, count|lkey, address */
-#define BUCKET_WORDS   (RDN_BUCKET_SLOTS * SLOT_WORDS)
+#define VER_STRIPES   8192 /* version counters, a power of two */
+#define BFS_MAX_NODES 1024 /* buckets one displacement search visits */
 /* Load (%) under which a failed placement is a collision to stash, not a
  * full table to grow. */
 #define STASH_LOAD_LIMIT 50
 
 _Static_assert(sizeof(struct rdn_slot) == SLOT_WORDS * 8, "slot words");
 
-struct table {
-    uint64_t *words; /* the rdn_bucket array as 8-byte words */
-    uint64_t mask;   /* nbuckets - 1 */
-    unsigned hashpower;
-    size_t bytes;
-    uint64_t used; /* occupied slots */
-    struct table *next_retired;
-};
-
-/* A slot's place: bucket and slot index in one table. */
-struct slot_ref {
-    struct table *t;
-    uint64_t bucket;
-    unsigned slot;
-};
-
-struct stash_entry {
-    uint64_t fp;
-    uint64_t item; /* struct rdn_item address, 0 = free */
-};
-
-struct reader_stripe {
-    _Atomic uint64_t count[2];
-} __attribute__((aligned(64)));
-
-static struct {
-    bool running;
-    bool stop;
-    bool expand_wanted;
-    pthread_mutex_t wlock;
-    pthread_cond_t wake;     /* the migration thread sleeps here */
-    pthread_cond_t migrated; /* broadcast when an expansion ends */
-    pthread_t thread;
-    struct arena_hooks hooks;
-    uint64_t empty_match; /* rdn_slot_match(0) */
-    uint32_t lkey;
-    assoc_switch_fn switch_fn;
-    void *switch_ctx;
-
-    _Atomic(struct table *) cur; /* inserts go here */
-    _Atomic(struct table *) old; /* being migrated into cur, or NULL */
-    _Atomic uint64_t generation;
-    uint64_t migrate_next; /* next bucket of old to migrate */
-    struct table *retired; /* out of use, waiting for a grace period */
-
-    _Atomic uint64_t count;
-    uint64_t expansions, displacements;
-    _Atomic uint64_t stash_count;
-    _Atomic uint64_t stash_ver;
-    struct stash_entry stash[ASSOC_STASH_SLOTS];
-} assoc = {
+struct assoc_state assoc = {
     .wlock = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
     .migrated = PTHREAD_COND_INITIALIZER,
 };
 
 static _Atomic uint64_t ver[VER_STRIPES];
-static struct reader_stripe readers[READER_STRIPES];
-static _Atomic unsigned reader_phase;
-static _Atomic unsigned reader_next_stripe;
-static __thread int reader_stripe_of_thread = -1;
-
-static void get_info_locked(struct assoc_info *info);
 
 /* ---- words and slots ------------------------------------------------- */
-
-static inline uint64_t *slot_words(const struct slot_ref *r)
-{
-    return r->t->words + r->bucket * BUCKET_WORDS + r->slot * SLOT_WORDS;
-}
-
-static inline uint64_t load_word(const uint64_t *w)
-{
-    return __atomic_load_n(w, __ATOMIC_ACQUIRE);
-}
 
 static inline void store_word(uint64_t *w, uint64_t v)
 {
@@ -170,8 +85,7 @@ static void slot_publish(const struct slot_ref *r, uint64_t match,
     write_end(v);
 }
 
-/* Empties a slot: match word first, then the descriptor. wlock held. */
-static void slot_clear(const struct slot_ref *r)
+void assoc_slot_clear(const struct slot_ref *r)
 {
     uint64_t *w = slot_words(r);
     _Atomic uint64_t *v = stripe_of(r->bucket);
@@ -194,16 +108,6 @@ static void slot_fill(const struct slot_ref *r, uint64_t fp,
     r->t->used++;
 }
 
-static inline bool slot_empty(const struct slot_ref *r)
-{
-    return load_word(slot_words(r)) == assoc.empty_match;
-}
-
-static inline struct rdn_item *slot_item(const struct slot_ref *r)
-{
-    return (struct rdn_item *)(uintptr_t)be64toh(load_word(&slot_words(r)[2]));
-}
-
 /* The fingerprint a match word carries (its 48 id bits). */
 static uint64_t match_fp(uint64_t match)
 {
@@ -212,98 +116,6 @@ static uint64_t match_fp(uint64_t match)
     memcpy(&c, &match, sizeof(match));
     return (uint64_t)(be32toh(c.opmod_idx_opcode) >> 24) << 40 |
            (uint64_t)mlx5_ctrl_wqe_index(&c) << 24 | mlx5_ctrl_qpn(&c);
-}
-
-/* ---- readers: grace periods ------------------------------------------ */
-
-static unsigned reader_enter(void)
-{
-    if (reader_stripe_of_thread < 0)
-        reader_stripe_of_thread =
-            (int)(atomic_fetch_add(&reader_next_stripe, 1) % READER_STRIPES);
-
-    unsigned phase = atomic_load(&reader_phase) & 1;
-
-    atomic_fetch_add(&readers[reader_stripe_of_thread].count[phase], 1);
-    return phase;
-}
-
-static void reader_exit(unsigned phase)
-{
-    atomic_fetch_sub_explicit(&readers[reader_stripe_of_thread].count[phase], 1,
-                              memory_order_release);
-}
-
-/*
- * Waits until no lookup counts in phase's counters (after the phase flip
- * that made new lookups count in the other phase).
- */
-static void drain_phase(unsigned phase)
-{
-    struct timespec nap = {0, 100 * 1000};
-
-    for (int i = 0; i < READER_STRIPES; i++)
-        while (atomic_load(&readers[i].count[phase]) != 0)
-            nanosleep(&nap, NULL);
-}
-
-/*
- * Returns once every lookup that started before the call has finished.
- * Readers entering after a flip count in the other phase, so no wait can be
- * starved. Two flips are needed (as in SRCU): a lookup may read the phase,
- * be preempted across a whole flip-and-drain, and then count itself in the
- * phase that was just drained; that lookup may already have loaded a table
- * pointer retired later, and only the second drain waits for it. Only the
- * migration thread (or assoc_stop, alone) calls it.
- */
-static void wait_for_readers(void)
-{
-    for (int flip = 0; flip < 2; flip++)
-        drain_phase(atomic_fetch_xor(&reader_phase, 1) & 1);
-}
-
-/* ---- tables ---------------------------------------------------------- */
-
-static struct table *table_new(unsigned hashpower)
-{
-    struct table *t = calloc(1, sizeof(*t));
-    uint64_t nbuckets = UINT64_C(1) << hashpower;
-
-    if (t == NULL)
-        return NULL;
-    t->hashpower = hashpower;
-    t->mask = nbuckets - 1;
-    t->bytes = nbuckets * sizeof(struct rdn_bucket);
-    t->words = assoc.hooks.map(t->bytes, assoc.hooks.ctx);
-    if (t->words == NULL) {
-        free(t);
-        return NULL;
-    }
-    for (uint64_t i = 0; i < nbuckets * RDN_BUCKET_SLOTS; i++)
-        t->words[i * SLOT_WORDS] = assoc.empty_match;
-    return t;
-}
-
-static void table_free(struct table *t)
-{
-    assoc.hooks.unmap(t->words, t->bytes, assoc.hooks.ctx);
-    free(t);
-}
-
-static uint64_t table_slots(const struct table *t)
-{
-    return (t->mask + 1) * RDN_BUCKET_SLOTS;
-}
-
-/* Tells the switch hook about the geometry. wlock held. */
-static void report_switch(void)
-{
-    struct assoc_info info;
-
-    if (assoc.switch_fn == NULL)
-        return;
-    get_info_locked(&info);
-    assoc.switch_fn(assoc.switch_ctx, &info);
 }
 
 /* ---- lookups ---------------------------------------------------------- */
@@ -460,7 +272,7 @@ static void slot_move(const struct slot_ref *src, const struct slot_ref *dst)
 
     slot_publish(dst, load_word(&w[0]), load_word(&w[1]), load_word(&w[2]));
     dst->t->used++;
-    slot_clear(src);
+    assoc_slot_clear(src);
     assoc.displacements++;
 }
 
@@ -553,9 +365,8 @@ static bool make_room(struct table *t, uint64_t b1, uint64_t b2,
     return false;
 }
 
-/* Puts it into one of its buckets of t, displacing if need be. */
-static bool place(struct table *t, const struct rdn_keyhash *kh,
-                  const struct rdn_item *it)
+bool assoc_place(struct table *t, const struct rdn_keyhash *kh,
+                 const struct rdn_item *it)
 {
     uint64_t b1 = kh->bucket1 & t->mask, b2 = kh->bucket2 & t->mask;
     struct slot_ref hole = {t, b1, 0};
@@ -573,7 +384,7 @@ static bool place(struct table *t, const struct rdn_keyhash *kh,
 
 /* ---- the stash (wlock held) ------------------------------------------- */
 
-static bool stash_add(uint64_t fp, const struct rdn_item *it)
+bool assoc_stash_add(uint64_t fp, const struct rdn_item *it)
 {
     for (unsigned i = 0; i < ASSOC_STASH_SLOTS; i++) {
         struct stash_entry *e = &assoc.stash[i];
@@ -607,8 +418,7 @@ static struct stash_entry *stash_entry_of(const struct rdn_item *it)
     return NULL;
 }
 
-/* Moves stashed items into the table where they now fit. */
-static void stash_drain(void)
+void assoc_stash_drain(void)
 {
     struct table *t = atomic_load(&assoc.cur);
 
@@ -620,189 +430,16 @@ static void stash_drain(void)
         if (it == NULL)
             continue;
         assoc_keyhash(rdn_item_key(it), it->nkey, &kh);
-        if (place(t, &kh, it))
+        if (assoc_place(t, &kh, it))
             stash_set(e, NULL); /* in the table first, then out of here */
     }
 }
 
-/* ---- growth (wlock held) ---------------------------------------------- */
-
-/* Makes n the table inserts go to; the current one starts migrating. */
-static void switch_to(struct table *n)
-{
-    atomic_store(&assoc.old, atomic_load(&assoc.cur));
-    atomic_store(&assoc.cur, n);
-    atomic_fetch_add(&assoc.generation, 1);
-    assoc.migrate_next = 0;
-    assoc.expansions++;
-    report_switch();
-    pthread_cond_signal(&assoc.wake);
-}
-
-static void end_expansion(void)
-{
-    struct table *o = atomic_load(&assoc.old);
-
-    atomic_store(&assoc.old, NULL);
-    atomic_fetch_add(&assoc.generation, 1);
-    o->next_retired = assoc.retired;
-    assoc.retired = o;
-    stash_drain();
-    report_switch();
-    pthread_cond_broadcast(&assoc.migrated);
-    pthread_cond_signal(&assoc.wake);
-}
-
-/*
- * Moves the residents of bucket b of the old table into the new one (or
- * the stash). False if one fits in neither; it then stays where it is,
- * still found by lookups, and migration retries later.
- */
-static bool migrate_bucket(struct table *o, uint64_t b)
-{
-    struct table *t = atomic_load(&assoc.cur);
-
-    for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
-        struct slot_ref r = {o, b, i};
-        struct rdn_item *it;
-        struct rdn_keyhash kh;
-
-        if (slot_empty(&r))
-            continue;
-        it = slot_item(&r);
-        assoc_keyhash(rdn_item_key(it), it->nkey, &kh);
-        if (!place(t, &kh, it) && !stash_add(kh.fp, it))
-            return false;
-        slot_clear(&r); /* placed first, cleared second */
-    }
-    return true;
-}
-
-/* Migrates up to max old buckets; -ENOSPC if stuck (see above). */
-static int migrate_some(uint64_t max)
-{
-    struct table *o = atomic_load(&assoc.old);
-
-    for (; o != NULL && max > 0; max--) {
-        if (!migrate_bucket(o, assoc.migrate_next))
-            return -ENOSPC;
-        if (++assoc.migrate_next > o->mask) {
-            end_expansion();
-            break;
-        }
-    }
-    return 0;
-}
-
-/* Starts a growth now, finishing a running one first. */
-static int grow_now(void)
-{
-    struct table *t, *n;
-
-    if (atomic_load(&assoc.old) != NULL && migrate_some(UINT64_MAX) < 0)
-        return -ENOSPC;
-    t = atomic_load(&assoc.cur);
-    if (t->hashpower >= ASSOC_MAX_HASHPOWER)
-        return -ENOSPC;
-    n = table_new(t->hashpower + 1);
-    if (n == NULL)
-        return -ENOMEM;
-    switch_to(n);
-    return 0;
-}
-
-/*
- * The background half of the 90% trigger: maps the larger table without
- * holding wlock (it can be big), then switches unless a writer grew the
- * table meanwhile. Called and returns with wlock held.
- */
-static void grow_in_background(void)
-{
-    struct table *t = atomic_load(&assoc.cur), *n;
-
-    if (atomic_load(&assoc.old) != NULL || t->hashpower >= ASSOC_MAX_HASHPOWER)
-        return;
-    pthread_mutex_unlock(&assoc.wlock);
-    n = table_new(t->hashpower + 1);
-    pthread_mutex_lock(&assoc.wlock);
-    if (n == NULL)
-        return; /* an insert that finds no room grows synchronously */
-    if (atomic_load(&assoc.cur) != t || atomic_load(&assoc.old) != NULL)
-        table_free(n); /* never published: no reader can have it */
-    else
-        switch_to(n);
-}
-
-/* Unmaps retired tables after a grace period. Called with wlock held. */
-static void free_retired(void)
-{
-    struct table *list = assoc.retired;
-
-    assoc.retired = NULL;
-    pthread_mutex_unlock(&assoc.wlock);
-    wait_for_readers();
-    while (list != NULL) {
-        struct table *next = list->next_retired;
-
-        table_free(list);
-        list = next;
-    }
-    pthread_mutex_lock(&assoc.wlock);
-}
-
-/*
- * The migration thread: grows the table when asked, migrates the old
- * table in batches (dropping wlock between them so writers keep going),
- * and unmaps retired tables.
- */
-static void *migration_thread(void *arg)
-{
-    struct timespec backoff = {0, 10 * 1000 * 1000};
-
-    pthread_mutex_lock(&assoc.wlock);
-    while (!assoc.stop) {
-        if (assoc.retired != NULL) {
-            free_retired();
-        } else if (atomic_load(&assoc.old) != NULL) {
-            int rc = migrate_some(MIGRATE_BATCH);
-
-            pthread_mutex_unlock(&assoc.wlock);
-            if (rc < 0)
-                nanosleep(&backoff, NULL);
-            else
-                sched_yield();
-            pthread_mutex_lock(&assoc.wlock);
-        } else if (assoc.expand_wanted) {
-            assoc.expand_wanted = false;
-            grow_in_background();
-        } else {
-            pthread_cond_wait(&assoc.wake, &assoc.wlock);
-        }
-    }
-    pthread_mutex_unlock(&assoc.wlock);
-    return NULL;
-}
-
 /* ---- mutations --------------------------------------------------------- */
 
-/* Asks the migration thread for a growth once the table is 90% full. */
-static void check_load(void)
-{
-    struct table *t = atomic_load(&assoc.cur);
-
-    if (atomic_load(&assoc.old) == NULL && !assoc.expand_wanted &&
-        atomic_load(&assoc.count) * 100 >=
-            table_slots(t) * ASSOC_EXPAND_PERCENT) {
-        assoc.expand_wanted = true;
-        pthread_cond_signal(&assoc.wake);
-    }
-}
-
 /*
- * During a growth every insert first migrates MIGRATE_ASSIST old buckets
- * (as Redis's incremental rehash), so the migration ends within
- * nbuckets / MIGRATE_ASSIST inserts even if the thread never runs, and the
- * new table (twice the old) cannot fill up before the old one is empty.
+ * During a growth every insert first helps the migration along
+ * (assoc_grow_assist()).
  *
  * An insert that finds no room in a table that is not nearly full has hit
  * colliding keys a bigger table would not separate: it is stashed. In a
@@ -810,18 +447,17 @@ static void check_load(void)
  */
 static int insert_locked(struct rdn_item *it, const struct rdn_keyhash *kh)
 {
-    if (atomic_load(&assoc.old) != NULL)
-        migrate_some(MIGRATE_ASSIST); /* stuck: the thread retries later */
+    assoc_grow_assist();
     for (int attempt = 0;; attempt++) {
         struct table *t = atomic_load(&assoc.cur);
         int rc = 0;
 
-        if (place(t, kh, it))
+        if (assoc_place(t, kh, it))
             return 0;
         if (attempt < 2 && t->used * 100 >= table_slots(t) * STASH_LOAD_LIMIT &&
-            (rc = grow_now()) == 0)
+            (rc = assoc_grow_now()) == 0)
             continue;
-        if (stash_add(kh->fp, it))
+        if (assoc_stash_add(kh->fp, it))
             return 0;
         return rc < 0 ? rc : -ENOSPC;
     }
@@ -838,7 +474,7 @@ int assoc_insert(struct rdn_item *it, const struct rdn_keyhash *kh)
         rc = -EINVAL;
     } else if ((rc = insert_locked(it, kh)) == 0) {
         atomic_fetch_add(&assoc.count, 1);
-        check_load();
+        assoc_check_load();
     }
     pthread_mutex_unlock(&assoc.wlock);
     return rc;
@@ -879,7 +515,7 @@ int assoc_delete(struct rdn_item *it, const struct rdn_keyhash *kh)
         return -EINVAL;
     pthread_mutex_lock(&assoc.wlock);
     if (atomic_load(&assoc.cur) != NULL && slot_of(it, kh, &r))
-        slot_clear(&r);
+        assoc_slot_clear(&r);
     else if (atomic_load(&assoc.cur) != NULL && (e = stash_entry_of(it)))
         stash_set(e, NULL);
     else
@@ -941,7 +577,7 @@ void assoc_set_lkey(uint32_t lkey)
     pthread_mutex_unlock(&assoc.wlock);
 }
 
-/* ---- life cycle, growth requests, information ------------------------ */
+/* ---- life cycle and information ------------------------ */
 
 int assoc_init(unsigned hashpower, const struct arena_hooks *hooks)
 {
@@ -961,17 +597,17 @@ int assoc_init(unsigned hashpower, const struct arena_hooks *hooks)
     }
     assoc.hooks = *hooks;
     assoc.empty_match = rdn_slot_match(0);
-    t = table_new(hashpower);
+    t = assoc_table_new(hashpower);
     if (t == NULL) {
         pthread_mutex_unlock(&assoc.wlock);
         return -ENOMEM;
     }
     atomic_store(&assoc.cur, t);
     assoc.stop = false;
-    rc = -pthread_create(&assoc.thread, NULL, migration_thread, NULL);
+    rc = -pthread_create(&assoc.thread, NULL, assoc_migration_thread, NULL);
     if (rc < 0) {
         atomic_store(&assoc.cur, NULL);
-        table_free(t);
+        assoc_table_free(t);
     } else {
         assoc.running = true;
     }
@@ -994,17 +630,13 @@ void assoc_stop(void)
     pthread_join(assoc.thread, NULL);
 
     /* Alone now: no lookups may run during or after assoc_stop(). */
-    if ((t = atomic_load(&assoc.old)) != NULL) {
-        t->next_retired = assoc.retired;
-        assoc.retired = t;
-    }
-    t = atomic_load(&assoc.cur);
-    t->next_retired = assoc.retired;
-    assoc.retired = t;
+    if ((t = atomic_load(&assoc.old)) != NULL)
+        assoc_retire(t);
+    assoc_retire(atomic_load(&assoc.cur));
     atomic_store(&assoc.cur, NULL);
     atomic_store(&assoc.old, NULL);
     pthread_mutex_lock(&assoc.wlock);
-    free_retired();
+    assoc_free_retired();
     memset(assoc.stash, 0, sizeof(assoc.stash));
     atomic_store(&assoc.stash_count, 0);
     atomic_store(&assoc.count, 0);
@@ -1016,28 +648,7 @@ void assoc_stop(void)
     pthread_mutex_unlock(&assoc.wlock);
 }
 
-int assoc_expand(bool wait)
-{
-    int rc;
-
-    pthread_mutex_lock(&assoc.wlock);
-    if (!assoc.running)
-        rc = -EINVAL;
-    else if (atomic_load(&assoc.old) != NULL)
-        rc = -EALREADY;
-    else
-        rc = grow_now();
-    if (rc == 0 && wait) {
-        uint64_t started = assoc.expansions;
-
-        while (atomic_load(&assoc.old) != NULL && assoc.expansions == started)
-            pthread_cond_wait(&assoc.migrated, &assoc.wlock);
-    }
-    pthread_mutex_unlock(&assoc.wlock);
-    return rc;
-}
-
-static void get_info_locked(struct assoc_info *info)
+void assoc_get_info_locked(struct assoc_info *info)
 {
     struct table *t = atomic_load(&assoc.cur);
     struct table *o = atomic_load(&assoc.old);
@@ -1059,7 +670,7 @@ static void get_info_locked(struct assoc_info *info)
 void assoc_get_info(struct assoc_info *info)
 {
     pthread_mutex_lock(&assoc.wlock);
-    get_info_locked(info);
+    assoc_get_info_locked(info);
     pthread_mutex_unlock(&assoc.wlock);
 }
 
@@ -1082,7 +693,7 @@ void assoc_stats(stat_sink_fn sink, void *ctx)
     uint64_t expansions, displacements;
 
     pthread_mutex_lock(&assoc.wlock);
-    get_info_locked(&info);
+    assoc_get_info_locked(&info);
     expansions = assoc.expansions;
     displacements = assoc.displacements;
     pthread_mutex_unlock(&assoc.wlock);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,28 @@
 #define OUT_IOV_KEEP    256  /* larger arrays are freed when idle */
 #define DIRECT_READ_MIN 4096 /* data blocks read in place */
 
+/*
+ * Who protects what:
+ *   conn_table[], conn_table_size  set up once by conns_init(); entries are
+ *                     published with release stores, read with acquire.
+ *   curr_conns        atomic: incremented only by conns_reserve() (the
+ *                     listener), decremented when a connection closes.
+ *   conns_lock        the hand-over of a conn struct between workers: a
+ *                     worker that closes an fd ends with it (conn_close()),
+ *                     the worker that gets the reused fd number starts with
+ *                     it (conn_new()). It also protects the fields that
+ *                     "stats conns" reads of other workers' connections:
+ *                     transport, peer/peerlen, local/locallen, and the
+ *                     switches of state to and from CONN_CLOSED.
+ *   state, last_cmd_time  also changed by the owner without conns_lock,
+ *                     so every access from another thread is atomic.
+ *   everything else   owned by the connection's worker.
+ */
 static struct conn **conn_table;
 static int conn_table_size;
 static uint64_t curr_conns;
 static uint64_t conn_structs;
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const state_names[] = {
     [CONN_LISTENING] = "conn_listening", [CONN_NEW_CMD] = "conn_new_cmd",
@@ -46,6 +65,8 @@ static void conn_event_cb(evutil_socket_t fd, short which, void *arg);
 
 /* ---- the per-fd table ---- */
 
+/* Allocates the per-fd table for descriptors below max_fds (before any
+ * listener or worker starts). 0 or -ENOMEM. */
 int conns_init(int max_fds)
 {
     conn_table = calloc((size_t)max_fds, sizeof(*conn_table));
@@ -70,6 +91,27 @@ bool conns_accepting(void)
     return conns_current() < (uint64_t)settings.maxconns;
 }
 
+/* A compare-and-swap loop, so the count never passes -c even if more than
+ * one thread reserved (only the listener does today). */
+bool conns_reserve(void)
+{
+    uint64_t n = conns_current();
+
+    do {
+        if (n >= (uint64_t)settings.maxconns)
+            return false;
+    } while (!__atomic_compare_exchange_n(&curr_conns, &n, n + 1, true,
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return true;
+}
+
+/* Undoes conns_reserve() for fd, closing it (thread.c's failure paths). */
+void conns_refuse(int fd)
+{
+    close(fd);
+    __atomic_sub_fetch(&curr_conns, 1, __ATOMIC_RELAXED);
+}
+
 /* The table's struct for fd, created on first use. */
 static struct conn *conn_slot(int fd)
 {
@@ -88,6 +130,8 @@ static struct conn *conn_slot(int fd)
     return c;
 }
 
+/* Records a listening socket in the table, as CONN_LISTENING with its
+ * local address, for "stats conns". Main thread, before workers start. */
 void conns_note_listener(int fd, enum transport transport)
 {
     struct conn *c = conn_slot(fd);
@@ -102,6 +146,8 @@ void conns_note_listener(int fd, enum transport transport)
     c->state = CONN_LISTENING;
 }
 
+/* Formats ss as memcached's "stats conns" does: "tcp:1.2.3.4:port",
+ * "tcp6:[::1]:port", "udp:...", or "unix:path". Always NUL-terminates. */
 void conn_addr_string(const struct sockaddr_storage *ss, socklen_t len,
                       enum transport transport, char *buf, size_t size)
 {
@@ -125,39 +171,71 @@ void conn_addr_string(const struct sockaddr_storage *ss, socklen_t len,
     }
 }
 
+/* What "stats conns" shows of one connection, copied under conns_lock. */
+struct conn_view {
+    enum conn_state state;
+    enum transport transport;
+    uint32_t last_cmd_time;
+    struct sockaddr_storage peer, local;
+    socklen_t peerlen, locallen;
+};
+
+/* Copies fd's connection into *v; false if there is none open. */
+static bool conn_view_of(int fd, struct conn_view *v)
+{
+    struct conn *c = __atomic_load_n(&conn_table[fd], __ATOMIC_ACQUIRE);
+    bool open = false;
+
+    if (c == NULL)
+        return false;
+    pthread_mutex_lock(&conns_lock);
+    v->state = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
+    if (v->state != CONN_CLOSED) {
+        open = true;
+        v->transport = c->transport;
+        v->last_cmd_time = __atomic_load_n(&c->last_cmd_time, __ATOMIC_RELAXED);
+        v->peer = c->peer;
+        v->peerlen = c->peerlen;
+        v->local = c->local;
+        v->locallen = c->locallen;
+    }
+    pthread_mutex_unlock(&conns_lock);
+    return open;
+}
+
+/*
+ * "stats conns": for every open connection and listener, its address,
+ * listen_addr, state and secs_since_last_cmd, copied under conns_lock one
+ * connection at a time (sink is called without the lock).
+ */
 void conns_stats(void (*sink)(void *ctx, const char *name, const char *value),
                  void *ctx)
 {
     char name[64], value[160];
     uint32_t now = items_now();
+    struct conn_view v;
 
     for (int fd = 0; fd < conn_table_size; fd++) {
-        struct conn *c = __atomic_load_n(&conn_table[fd], __ATOMIC_ACQUIRE);
-        enum conn_state st;
-        if (c == NULL)
-            continue;
-        st = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
-        if (st == CONN_CLOSED)
+        if (!conn_view_of(fd, &v))
             continue;
         snprintf(name, sizeof(name), "%d:addr", fd);
-        if (st == CONN_LISTENING) {
-            conn_addr_string(&c->local, c->locallen, c->transport, value,
+        if (v.state == CONN_LISTENING) {
+            conn_addr_string(&v.local, v.locallen, v.transport, value,
                              sizeof(value));
             sink(ctx, name, value);
         } else {
-            conn_addr_string(&c->peer, c->peerlen, c->transport, value,
+            conn_addr_string(&v.peer, v.peerlen, v.transport, value,
                              sizeof(value));
             sink(ctx, name, value);
             snprintf(name, sizeof(name), "%d:listen_addr", fd);
-            conn_addr_string(&c->local, c->locallen, c->transport, value,
+            conn_addr_string(&v.local, v.locallen, v.transport, value,
                              sizeof(value));
             sink(ctx, name, value);
         }
         snprintf(name, sizeof(name), "%d:state", fd);
-        sink(ctx, name, state_names[st]);
+        sink(ctx, name, state_names[v.state]);
         snprintf(name, sizeof(name), "%d:secs_since_last_cmd", fd);
-        snprintf(value, sizeof(value), "%u",
-                 now - __atomic_load_n(&c->last_cmd_time, __ATOMIC_RELAXED));
+        snprintf(value, sizeof(value), "%u", now - v.last_cmd_time);
         sink(ctx, name, value);
     }
 }
@@ -169,6 +247,7 @@ static void set_state(struct conn *c, enum conn_state st)
 
 /* ---- output queue ---- */
 
+/* Doubles q's iovec array; false (q unchanged) when out of memory. */
 static bool out_grow_iov(struct outq *q)
 {
     int cap = q->iov_cap ? q->iov_cap * 2 : OUT_IOV_INIT;
@@ -181,6 +260,8 @@ static bool out_grow_iov(struct outq *q)
     return true;
 }
 
+/* Queues len bytes at p (which must stay valid until sent). Out of memory
+ * makes the connection close once what is queued is sent. */
 static void out_add_iov(struct conn *c, const void *p, size_t len)
 {
     struct outq *q = &c->out;
@@ -229,6 +310,9 @@ static struct outblk *out_block(struct conn *c, size_t len)
     return b;
 }
 
+/* Room for len bytes at the end of the last output block (a new block if
+ * it is full, a large one for len beyond a cache buffer). NULL, and the
+ * connection closes after its pending output, when out of memory. */
 char *conn_out_reserve(struct conn *c, size_t len)
 {
     struct outblk *b = out_block(c, len);
@@ -240,6 +324,9 @@ char *conn_out_reserve(struct conn *c, size_t len)
     return b->data + b->used;
 }
 
+/* Queues the first n bytes of the last conn_out_reserve(); text adjacent
+ * to the previous text in the same block grows its iovec instead of
+ * adding one. */
 void conn_out_commit(struct conn *c, size_t n)
 {
     struct outq *q = &c->out;
@@ -269,6 +356,8 @@ void conn_out_text(struct conn *c, const void *p, size_t len)
     conn_out_commit(c, len);
 }
 
+/* printf into the output; replies longer than 511 bytes are cut (callers
+ * format short stats and error lines only). */
 void conn_out_printf(struct conn *c, const char *fmt, ...)
 {
     char buf[512];
@@ -289,6 +378,8 @@ static void verbose_reply(struct conn *c, const char *line)
         fprintf(stderr, ">%d %s\n", c->fd, line);
 }
 
+/* Queues line + CRLF, noreply or not (memcached sends errors even to
+ * noreply commands), and echoes it at -vv. */
 void conn_out_error(struct conn *c, const char *line)
 {
     size_t n = strlen(line);
@@ -308,6 +399,9 @@ void conn_out_line(struct conn *c, const char *line)
         conn_out_error(c, line);
 }
 
+/* Queues it's value bytes by reference: the item's reference is kept in
+ * the queue until the bytes are sent (out_reset). On out of memory the
+ * reference is dropped and the connection closes after pending output. */
 void conn_out_value(struct conn *c, struct item *it)
 {
     struct outq *q = &c->out;
@@ -327,6 +421,7 @@ void conn_out_value(struct conn *c, struct item *it)
     out_add_iov(c, item_value(it), it->nic.nbytes);
 }
 
+/* Remembers the end of the output queue in m for conn_out_rollback(). */
 void conn_out_mark(struct conn *c, struct out_mark *m)
 {
     struct outq *q = &c->out;
@@ -346,6 +441,11 @@ static void blk_free(struct conn *c, struct outblk *b)
         free(b);
 }
 
+/*
+ * Drops everything queued after m (a multiget that fails half-way sends
+ * only its error): releases the items, trims the iovecs, frees the blocks
+ * added since. Nothing after m may have been sent yet.
+ */
 void conn_out_rollback(struct conn *c, const struct out_mark *m)
 {
     struct outq *q = &c->out;
@@ -455,6 +555,8 @@ static int out_flush(struct conn *c)
 
 /* ---- events ---- */
 
+/* Makes c's persistent event wait for flags (EV_READ or EV_WRITE) on the
+ * worker's base; c->ev_added says whether that worked. */
 static void set_interest(struct conn *c, short flags)
 {
     if (c->ev_added && c->ev_flags == flags)
@@ -467,6 +569,12 @@ static void set_interest(struct conn *c, short flags)
     c->ev_added = event_add(&c->ev, NULL) == 0;
 }
 
+/*
+ * Ends a TCP or unix connection: stops its event, releases queued replies,
+ * a pending store and buffers, closes the fd and uncounts it. Its struct
+ * stays in the table for reuse; the owner must not touch c afterwards,
+ * since another worker may take it over as soon as the fd is closed.
+ */
 static void conn_close(struct conn *c)
 {
     if (c->ev_added)
@@ -482,8 +590,12 @@ static void conn_close(struct conn *c)
     free(c->out.iov);
     free(c->out.items);
     c->out = (struct outq){0};
+    /* The fd number may be reused at once, and its struct taken over by
+     * another worker in conn_new(): hand everything over under the lock. */
+    pthread_mutex_lock(&conns_lock);
     set_state(c, CONN_CLOSED);
     close(c->fd);
+    pthread_mutex_unlock(&conns_lock);
     __atomic_sub_fetch(&curr_conns, 1, __ATOMIC_RELAXED);
 }
 
@@ -492,6 +604,8 @@ void conn_close_after_write(struct conn *c)
     c->close_after_write = true;
 }
 
+/* Switches c to reading the data block of c->pend.it (value + CRLF)
+ * straight into the item; proto_nread_done() runs when it is complete. */
 void conn_read_data(struct conn *c)
 {
     c->nread_ptr = item_value(c->pend.it);
@@ -509,6 +623,8 @@ void conn_swallow(struct conn *c, size_t n)
 
 enum input { INPUT_MORE, INPUT_NONE, INPUT_CLOSED };
 
+/* Gives an idle connection a read buffer from the worker's cache; false
+ * when out of memory. */
 static bool rbuf_ensure(struct conn *c)
 {
     if (c->rbuf)
@@ -627,7 +743,7 @@ static enum progress next_command(struct conn *c)
     start[len] = '\0';
     c->rstart += (size_t)(nl - start) + 1;
     c->noreply = false;
-    c->last_cmd_time = items_now();
+    __atomic_store_n(&c->last_cmd_time, items_now(), __ATOMIC_RELAXED);
     set_state(c, CONN_PARSE_CMD);
     proto_text_process(c, start, len);
     if (c->state == CONN_PARSE_CMD)
@@ -728,6 +844,11 @@ static void conn_drive(struct conn *c, bool can_read)
     release_idle_memory(c);
 }
 
+/*
+ * libevent callback of every connection of this worker: a UDP socket
+ * serves its datagrams, a writable socket flushes the pending replies
+ * (then resumes reading), a readable one drives input processing.
+ */
 static void conn_event_cb(evutil_socket_t fd, short which, void *arg)
 {
     struct conn *c = arg;
@@ -752,49 +873,71 @@ static void conn_event_cb(evutil_socket_t fd, short which, void *arg)
     conn_drive(c, true);
 }
 
-struct conn *conn_new(struct worker *w, int fd, enum transport transport)
+/*
+ * A zeroed conn struct for fd: a fresh one for UDP (every worker has its
+ * own on the shared socket), else fd's table entry, which the worker that
+ * closed the fd's previous connection may have used last. conns_lock held.
+ */
+static struct conn *conn_claim(int fd, enum transport transport)
 {
     struct conn *c;
 
     if (transport == TRANSPORT_UDP) {
         c = calloc(1, sizeof(*c));
-        if (c == NULL)
-            return NULL;
-        __atomic_add_fetch(&conn_structs, 1, __ATOMIC_RELAXED);
-    } else {
-        c = conn_slot(fd);
-        if (c == NULL)
-            return NULL;
-        memset(c, 0, sizeof(*c));
+        if (c != NULL)
+            __atomic_add_fetch(&conn_structs, 1, __ATOMIC_RELAXED);
+        return c;
     }
-    c->fd = fd;
-    c->transport = transport;
-    c->w = w;
-    c->last_cmd_time = items_now();
-    c->peerlen = sizeof(c->peer);
-    c->locallen = sizeof(c->local);
+    c = conn_slot(fd);
+    if (c != NULL)
+        memset(c, 0, sizeof(*c));
+    return c;
+}
+
+/* See conn.h. The struct is claimed and set up under conns_lock, so the
+ * previous owner's last writes (conn_close) happen before ours. */
+struct conn *conn_new(struct worker *w, int fd, enum transport transport)
+{
+    struct conn *c;
+
+    pthread_mutex_lock(&conns_lock);
+    c = conn_claim(fd, transport);
+    if (c != NULL) {
+        c->fd = fd;
+        c->transport = transport;
+        c->w = w;
+        c->last_cmd_time = items_now();
+        c->peerlen = sizeof(c->peer);
+        c->locallen = sizeof(c->local);
+        if (transport != TRANSPORT_UDP) {
+            getpeername(fd, (struct sockaddr *)&c->peer, &c->peerlen);
+            getsockname(fd, (struct sockaddr *)&c->local, &c->locallen);
+        }
+        set_state(c, transport == TRANSPORT_UDP ? CONN_READ : CONN_NEW_CMD);
+    }
+    pthread_mutex_unlock(&conns_lock);
+    if (c == NULL)
+        return NULL;
+    set_interest(c, EV_READ);
+    if (!c->ev_added) {
+        pthread_mutex_lock(&conns_lock);
+        set_state(c, CONN_CLOSED);
+        pthread_mutex_unlock(&conns_lock);
+        return NULL;
+    }
     if (transport != TRANSPORT_UDP) {
-        getpeername(fd, (struct sockaddr *)&c->peer, &c->peerlen);
-        getsockname(fd, (struct sockaddr *)&c->local, &c->locallen);
-        __atomic_add_fetch(&curr_conns, 1, __ATOMIC_RELAXED);
         stats_inc(TC_TOTAL_CONNS);
         if (SETTING_GET(verbose) > 1)
             fprintf(stderr, "<%d new auto-negotiating client connection\n", fd);
-    }
-    set_state(c, transport == TRANSPORT_UDP ? CONN_READ : CONN_NEW_CMD);
-    set_interest(c, EV_READ);
-    if (!c->ev_added) {
-        if (transport != TRANSPORT_UDP) {
-            set_state(c, CONN_CLOSED);
-            __atomic_sub_fetch(&curr_conns, 1, __ATOMIC_RELAXED);
-        }
-        return NULL;
     }
     return c;
 }
 
 /* ---- for udp.c ---- */
 
+/* Runs the commands of one datagram (data is the payload after the UDP
+ * frame header); replies stay queued for udp.c. A storage command whose
+ * data block is not all in the datagram is dropped. */
 void conn_udp_process(struct conn *c, char *data, size_t len)
 {
     int budget = INT32_MAX;

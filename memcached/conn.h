@@ -4,8 +4,10 @@
  * in and sent with sendmsg().
  *
  * A connection belongs to one worker thread (thread.h) and is only touched
- * by it; "stats conns" reads a few fields racily, which is why conn structs
- * are never freed, only reused for the same file descriptor. An idle
+ * by it, except for the few fields "stats conns" reads under conns_lock
+ * (conn.c says which). Conn structs are never freed, only reused for the
+ * same file descriptor, possibly by another worker (handed over under
+ * conns_lock). An idle
  * connection holds no buffer: the read buffer and output blocks go back to
  * the worker's cache whenever nothing is pending.
  *
@@ -121,7 +123,10 @@ struct conn {
 
 /*
  * Starts serving fd on worker w (its thread). The conn struct for fd is
- * reused if it exists. Returns NULL (fd not closed) on failure.
+ * reused if it exists. A TCP or unix fd must hold a conns_reserve()
+ * reservation, which the connection keeps until it closes. Returns NULL on
+ * failure: fd is then not closed and its reservation not released (the
+ * caller uses conns_refuse()).
  */
 struct conn *conn_new(struct worker *w, int fd, enum transport transport);
 
@@ -132,6 +137,18 @@ int conns_init(int max_fds);
 uint64_t conns_current(void);
 uint64_t conns_structures(void);
 bool conns_accepting(void);
+
+/*
+ * Counts a just-accepted client connection as open, unless -c are open
+ * already: then returns false and nothing changes. Called by the listener
+ * before it hands the fd to a worker, so -c is a hard limit even while
+ * workers have not picked up earlier connections yet.
+ */
+bool conns_reserve(void);
+
+/* Closes a reserved fd that will not become a connection, and releases
+ * its reservation. */
+void conns_refuse(int fd);
 
 /* "stats conns": one group of lines per connection and listener. */
 void conns_stats(void (*sink)(void *ctx, const char *name, const char *value),

@@ -30,6 +30,16 @@
 #define REALTIME_MAXDELTA    (60 * 60 * 24 * 30)
 #define SIZES_BUCKET         32
 
+/*
+ * Who protects what (items.h has the lock order):
+ *   item_locks[]   striped by a key's lock32: every lookup-and-use and
+ *                  every mutation of that key, and an item's LINKED flag.
+ *   lrus[c].lock   class c's LRU list (item next/prev/btime) and counters.
+ *   clock_shift, next_cas_id, oldest_live, oldest_cas  atomics, no lock.
+ *   sizes_lock     turning "stats sizes" on and off and reading it;
+ *                  sizes_hist[] buckets are counted with atomic adds.
+ *   item refcount and flags  atomic operations.
+ */
 struct lru lrus[SLABS_MAX_CLASSES];
 
 static pthread_mutex_t item_locks[ITEM_LOCK_COUNT];
@@ -108,6 +118,8 @@ static inline size_t item_total(struct item *it)
 
 /* ---- sizes histogram ---- */
 
+/* Adds delta (+/- one item) to the "stats sizes" bucket of it's size, if
+ * tracking is on; items stored before it began are never subtracted. */
 static void sizes_account(struct item *it, int64_t delta)
 {
     if (!__atomic_load_n(&sizes_on, __ATOMIC_ACQUIRE))
@@ -125,6 +137,8 @@ bool items_sizes_enabled(void)
     return __atomic_load_n(&sizes_on, __ATOMIC_ACQUIRE);
 }
 
+/* Turns "stats sizes" tracking on (from an empty histogram) or off;
+ * takes sizes_lock. */
 void items_sizes_enable(bool on)
 {
     pthread_mutex_lock(&sizes_lock);
@@ -136,6 +150,8 @@ void items_sizes_enable(bool on)
     pthread_mutex_unlock(&sizes_lock);
 }
 
+/* Reports the histogram's non-empty buckets, or "sizes_status disabled"
+ * (sizes_lock held while reading). */
 void items_sizes_stats(stat_sink_fn sink, void *ctx)
 {
     char name[32];
@@ -157,6 +173,8 @@ void items_sizes_stats(stat_sink_fn sink, void *ctx)
 
 /* ---- the LRU lists (caller holds the class's LRU lock) ---- */
 
+/* Links it at the head (most recent end) of l. l->lock held; it is on
+ * no list. */
 void lru_insert_head(struct lru *l, struct item *it)
 {
     it->prev = NULL;
@@ -168,6 +186,7 @@ void lru_insert_head(struct lru *l, struct item *it)
         l->tail = it;
 }
 
+/* Unlinks it from l, wherever it is. l->lock held; it is on l. */
 void lru_remove(struct lru *l, struct item *it)
 {
     if (it->prev)
@@ -192,6 +211,8 @@ static void item_free(struct item *it)
     slabs_free(it, ntotal, it->clsid);
 }
 
+/* Drops one reference; the last one frees the item (after zeroing its
+ * stamp, so a NIC reader sees it invalid). Any thread, no lock. */
 void item_release(struct item *it)
 {
     if (__atomic_sub_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL) == 0)
@@ -214,6 +235,8 @@ static void item_seal(struct item *it, uint64_t cas)
     __atomic_store_n(&it->nic.stamp, cas, __ATOMIC_RELEASE);
 }
 
+/* Whether it is expired at now or flushed by flush_all (bumped at or
+ * before oldest_live, or older than oldest_cas). Lock-free reads only. */
 bool item_is_dead(struct item *it, uint32_t now)
 {
     if (items_exptime_passed(
@@ -354,6 +377,8 @@ static struct item *find_live(const char *key, size_t nkey,
 
 /* ---- allocation and eviction ---- */
 
+/* Counts it leaving the tail: as reclaimed if dead, else as an eviction
+ * (memcached's counters). l->lock held. */
 static void evict_account(struct lru *l, struct item *it, bool dead,
                           uint32_t now)
 {
@@ -413,6 +438,14 @@ static bool lru_pull_tail(unsigned clsid)
     return freed;
 }
 
+/*
+ * A new unlinked item for key and nbytes of value, with the key copied and the
+ * header set (refcount 1, not sealed: the caller writes the value, then stores
+ * it). When the class is full, evicts from its LRU tail up to
+ * ALLOC_EVICT_TRIES times. NULL with *why ITEM_TOO_LARGE (no class fits)
+ * or ITEM_NO_MEMORY. May be called with an item lock held: eviction only
+ * trylocks item locks.
+ */
 struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
                         uint32_t exptime, size_t nbytes, enum item_status *why)
 {
@@ -469,6 +502,8 @@ static struct item *item_clone(struct item *it, uint32_t exptime,
 
 /* ---- reads ---- */
 
+/* Counts a lookup as memcached does: a touch hit/miss, or a get hit/miss
+ * with the miss reason; FETCH_PEEK lookups are not counted. */
 static void count_get(struct item *it, unsigned how, enum miss_why why)
 {
     if (how & FETCH_PEEK)
@@ -494,6 +529,11 @@ static void count_get(struct item *it, unsigned how, enum miss_why why)
         stats_inc(TC_GET_FLUSHED);
 }
 
+/*
+ * The live item of key with a reference the caller releases, or NULL.
+ * Under the key's item lock: a dead item found is unlinked, a touch sets
+ * exptime, and the item is bumped in its LRU unless how says not to.
+ */
 struct item *item_get(const char *key, size_t nkey, unsigned how,
                       uint32_t exptime)
 {
@@ -517,6 +557,11 @@ struct item *item_get(const char *key, size_t nkey, unsigned how,
     return it;
 }
 
+/*
+ * mg's lookup: everything the reply needs is decided under the key's item
+ * lock (vivify on miss, win/stale tokens, touch, bump) and returned in
+ * *res, with a reference to the item the caller releases.
+ */
 void item_meta_get(const char *key, size_t nkey, const struct mget_req *req,
                    struct mget_res *res)
 {
@@ -573,6 +618,8 @@ void item_meta_get(const char *key, size_t nkey, const struct mget_req *req,
 /* memcached's CAS comparison outcome. */
 enum cas_result { CAS_NONE, CAS_MATCH, CAS_BADVAL, CAS_STALE };
 
+/* How req's CAS compares with old_it's: none given, equal, different, or
+ * older (counts as stale only if req allows it, ms I). */
 static enum cas_result cas_compare(const struct store_req *req,
                                    struct item *old_it)
 {
@@ -669,6 +716,13 @@ static struct item *store_decide(struct item *old_it, struct item *it,
     return NULL;
 }
 
+/*
+ * Stores it (allocated by item_alloc, value written) by req's rules under
+ * the key's item lock: seals the published item with a new CAS, then links
+ * it or replaces the live one in the index and LRU. The caller keeps its
+ * reference to it either way. Returns ITEM_OK (and *cas_out, if not NULL)
+ * or why nothing was stored.
+ */
 enum item_status item_store(struct item *it, const struct store_req *req,
                             uint64_t *cas_out)
 {
@@ -710,6 +764,12 @@ enum item_status item_touch(const char *key, size_t nkey, uint32_t exptime)
     return ITEM_OK;
 }
 
+/*
+ * Deletes key's live item under its item lock: ITEM_NOT_FOUND, ITEM_EXISTS
+ * on a CAS mismatch, or ITEM_OK. With req->stale (md I) the item is
+ * replaced by a stale copy instead of unlinked (ITEM_NO_MEMORY if no copy
+ * could be made).
+ */
 enum item_status item_delete(const char *key, size_t nkey,
                              const struct delete_req *req)
 {
@@ -748,6 +808,8 @@ enum item_status item_delete(const char *key, size_t nkey,
     return st;
 }
 
+/* Unlinks whatever key maps to, live or not (a failed set must not leave
+ * the old value behind, as memcached). Takes the key's item lock. */
 void item_unlink_key(const char *key, size_t nkey)
 {
     struct rdn_keyhash kh;
@@ -821,6 +883,8 @@ static struct item *number_item(const char *key, size_t nkey, uint32_t flags,
     return it;
 }
 
+/* ma N (vivify) on a miss: links a new item holding req->initial. The
+ * key's item lock held. */
 static enum item_status arith_create(const char *key, size_t nkey,
                                      const struct arith_req *req,
                                      const struct rdn_keyhash *kh,
@@ -842,6 +906,12 @@ static enum item_status arith_create(const char *key, size_t nkey,
     return ITEM_OK;
 }
 
+/*
+ * incr/decr of live item it (its item lock held): checks the CAS, parses
+ * the value, applies the delta with memcached's wrap and floor, and
+ * replaces it with a new item holding the result (copy-on-write: a NIC
+ * reader never sees the number change in place).
+ */
 static enum item_status arith_apply(struct item *it,
                                     const struct arith_req *req,
                                     const struct rdn_keyhash *kh,
@@ -878,6 +948,8 @@ static enum item_status arith_apply(struct item *it,
     return ITEM_OK;
 }
 
+/* incr/decr/ma on key under its item lock, counting hits and misses;
+ * *res gets the new value, CAS and expiry on ITEM_OK. */
 enum item_status item_arith(const char *key, size_t nkey,
                             const struct arith_req *req, struct arith_res *res)
 {
@@ -906,6 +978,12 @@ enum item_status item_arith(const char *key, size_t nkey,
 
 /* ---- flush_all ---- */
 
+/*
+ * flush_all: items bumped before when (0 = now) are dead from then on.
+ * An immediate flush also invalidates by CAS (items stored in the same
+ * second) and has the crawler unlink every flushed item, since the NIC
+ * path does not check oldest_live.
+ */
 void items_flush(uint32_t when)
 {
     uint32_t now = items_now();
@@ -922,6 +1000,7 @@ void items_flush(uint32_t when)
 
 /* ---- statistics ---- */
 
+/* Sums the per-class LRU counters for "stats" (each LRU lock in turn). */
 void items_totals(struct items_totals *t)
 {
     *t = (struct items_totals){0};
@@ -953,6 +1032,8 @@ static void class_stat(stat_sink_fn sink, void *ctx, unsigned clsid,
     stat_sinkf(sink, ctx, key, "%" PRIu64, v);
 }
 
+/* "stats items": each non-empty class's counters, copied under its LRU
+ * lock and reported after it is dropped. */
 void items_stats(stat_sink_fn sink, void *ctx)
 {
     uint32_t now = items_now();
@@ -1006,6 +1087,8 @@ void items_stats(stat_sink_fn sink, void *ctx)
     }
 }
 
+/* "stats reset": zeroes the per-class event counters (not the item and
+ * byte counts). */
 void items_stats_reset(void)
 {
     for (unsigned i = 1; i < SLABS_MAX_CLASSES; i++) {
@@ -1020,6 +1103,9 @@ void items_stats_reset(void)
     }
 }
 
+/* "stats cachedump": calls fn on up to limit (0 = all) live items of
+ * clsid, most recent first, under the class's LRU lock; fn returning
+ * false stops the walk. fn must not take item or LRU locks. */
 void items_cachedump(unsigned clsid, unsigned limit, item_dump_fn fn, void *ctx)
 {
     if (clsid == 0 || clsid >= SLABS_MAX_CLASSES)
@@ -1045,6 +1131,8 @@ void items_cachedump(unsigned clsid, unsigned limit, item_dump_fn fn, void *ctx)
 
 /* ---- setup ---- */
 
+/* Sets up locks, LRUs and the sizes histogram and starts the crawler if
+ * configured. 0 or -ENOMEM; before any worker runs. */
 int items_init(void)
 {
     for (unsigned i = 0; i < ITEM_LOCK_COUNT; i++)

@@ -268,7 +268,7 @@ static void accept_cb(evutil_socket_t lfd, short which, void *arg)
                 perror("accept");
             return;
         }
-        if (!conns_accepting()) {
+        if (!conns_reserve()) {
             reject(fd);
             continue;
         }

@@ -3,9 +3,9 @@
 # The storage layer: arena, slab allocator, cuckoo index, stats sink.
 noinst_LIBRARIES += memcached/libmcstore.a
 memcached_libmcstore_a_SOURCES = memcached/arena.c memcached/slabs.c \
-	memcached/assoc.c memcached/stat_sink.c
+	memcached/assoc.c memcached/assoc_grow.c memcached/stat_sink.c
 noinst_HEADERS += memcached/arena.h memcached/slabs.h memcached/assoc.h \
-	memcached/stat_sink.h
+	memcached/assoc_int.h memcached/stat_sink.h
 
 # ---- server ----
 

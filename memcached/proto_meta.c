@@ -44,6 +44,8 @@ struct line {
     size_t len;
 };
 
+/* Appends n bytes to l; bytes that would overflow META_LINE_MAX are
+ * dropped whole (the line is cut, never overrun). */
 static void line_add(struct line *l, const void *p, size_t n)
 {
     if (l->len + n <= sizeof(l->buf)) {
@@ -97,6 +99,7 @@ static void line_key(struct line *l, const char *key, size_t nkey, bool binary)
         line_str(l, " b");
 }
 
+/* " t<seconds left>", or " t-1" for an item that never expires. */
 static void line_ttl(struct line *l, uint32_t exptime)
 {
     if (exptime == 0) {
@@ -107,6 +110,7 @@ static void line_ttl(struct line *l, uint32_t exptime)
     line_num(l, 't', exptime > now ? exptime - now : 0);
 }
 
+/* Ends l with CRLF and queues it (copied) on c. */
 static void line_send(struct conn *c, struct line *l)
 {
     line_add(l, "\r\n", 2);
@@ -286,7 +290,10 @@ static bool mget_flags(struct conn *c, struct line *l, struct token *t,
             line_num(l, 's', it->nic.nbytes);
             break;
         case 't':
-            line_ttl(l, touched ? it->nic.exptime : r->old_exptime);
+            /* Another client may touch the item meanwhile. */
+            line_ttl(
+                l, touched ? __atomic_load_n(&it->nic.exptime, __ATOMIC_RELAXED)
+                           : r->old_exptime);
             break;
         case 'c':
             line_num(l, 'c', item_cas(it));
@@ -325,6 +332,13 @@ static bool mget_flags(struct conn *c, struct line *l, struct token *t,
     return true;
 }
 
+/*
+ * mg <key> <flags>*: looks the key up through item_meta_get() (which also
+ * vivifies, touches and hands out win tokens) and replies EN, HD or VA
+ * with the return flags in request order; the value is sent by reference
+ * (the reply keeps the item's reference until it is written). q hides
+ * only EN.
+ */
 static void cmd_mg(struct conn *c, struct token *t, size_t nt)
 {
     struct meta_flags of;
@@ -399,6 +413,8 @@ static bool mset_stash(struct conn *c, struct token *t)
     return true;
 }
 
+/* The store operation of ms's M flag (a C flag turns set and replace into
+ * cas); false for an unknown mode. */
 static bool mset_mode(const struct meta_flags *of, enum store_op *op)
 {
     switch (of->mode) {
@@ -427,6 +443,13 @@ static bool mset_mode(const struct meta_flags *of, enum store_op *op)
     return true;
 }
 
+/*
+ * ms <key> <datalen> <flags>*: checks the line and flags, allocates the
+ * item and has the connection read the data block into it; the store and
+ * the reply happen in proto_meta_set_done(). On any error the data block
+ * is swallowed after the error line, and a failed allocation also unlinks the
+ * key as a failed set does.
+ */
 static void cmd_ms(struct conn *c, struct token *t, size_t nt)
 {
     struct meta_flags of = {0};
@@ -486,6 +509,11 @@ static void cmd_ms(struct conn *c, struct token *t, size_t nt)
     conn_read_data(c);
 }
 
+/*
+ * Replies to an ms once its item was stored (or not): HD/EX/NF/NS plus the
+ * O, k and c flags noted by mset_stash(); q hides HD only. it is the
+ * command's item (still referenced by the caller), cas its new CAS.
+ */
 void proto_meta_set_done(struct conn *c, struct item *it, enum item_status st,
                          uint64_t cas)
 {
@@ -530,6 +558,11 @@ void proto_meta_set_done(struct conn *c, struct item *it, enum item_status st,
 
 /* ---- md ---- */
 
+/*
+ * md <key> <flags>*: deletes through item_delete() (C compares the CAS, I
+ * marks stale instead of deleting, T with I sets the new TTL) and replies
+ * HD, EX or NF with O and k; q hides HD.
+ */
 static void cmd_md(struct conn *c, struct token *t, size_t nt)
 {
     struct meta_flags of;
@@ -558,6 +591,11 @@ static void cmd_md(struct conn *c, struct token *t, size_t nt)
 
 /* ---- ma ---- */
 
+/*
+ * ma <key> <flags>*: increments (default, delta 1) or decrements (M D/-)
+ * through item_arith(), vivifying with N and J. Replies HD or VA with the
+ * number, else EX/NF or memcached's error lines; q hides a plain HD.
+ */
 static void cmd_ma(struct conn *c, struct token *t, size_t nt)
 {
     struct meta_flags of;
@@ -642,6 +680,10 @@ static void cmd_ma(struct conn *c, struct token *t, size_t nt)
 
 /* ---- me ---- */
 
+/*
+ * me <key> [b]: memcached's debug line "ME <key> exp= la= cas= fetch= cls=
+ * size=" for a live item, without bumping or counting it; EN on a miss.
+ */
 static void cmd_me(struct conn *c, struct token *t, size_t nt)
 {
     struct line l = {.len = 0};
@@ -666,21 +708,29 @@ static void cmd_me(struct conn *c, struct token *t, size_t nt)
         return;
     }
     uint32_t now = items_now();
+    /* Read without the item lock, while other clients may touch or read
+     * the item: atomically. */
+    uint32_t exptime = __atomic_load_n(&it->nic.exptime, __ATOMIC_RELAXED);
+    uint32_t atime = __atomic_load_n(&it->atime, __ATOMIC_RELAXED);
     line_str(&l, "ME ");
     line_key_text(&l, item_key(it), it->nic.nkey,
                   item_has_flag(it, ITEM_KEY_BINARY));
-    int n = snprintf(
-        tail, sizeof(tail), " exp=%lld la=%u cas=%llu fetch=%s cls=%u size=%zu",
-        it->nic.exptime == 0 ? -1LL
-                             : (long long)it->nic.exptime - (long long)now,
-        now - it->atime, (unsigned long long)item_cas(it),
-        item_has_flag(it, ITEM_FETCHED) ? "yes" : "no", it->clsid,
-        item_ntotal(it->nic.nkey, it->nic.nbytes));
+    int n = snprintf(tail, sizeof(tail),
+                     " exp=%lld la=%u cas=%llu fetch=%s cls=%u size=%zu",
+                     exptime == 0 ? -1LL : (long long)exptime - (long long)now,
+                     now - atime, (unsigned long long)item_cas(it),
+                     item_has_flag(it, ITEM_FETCHED) ? "yes" : "no", it->clsid,
+                     item_ntotal(it->nic.nkey, it->nic.nbytes));
     line_add(&l, tail, (size_t)n);
     item_release(it);
     line_send(c, &l);
 }
 
+/*
+ * Runs one meta command (t[0] is "m?", nt tokens including the empty
+ * terminator). mn replies MN; unknown meta commands and missing keys get
+ * memcached's ERROR / CLIENT_ERROR lines.
+ */
 void proto_meta_process(struct conn *c, struct token *t, size_t nt)
 {
     char cmd = t[0].value[1];

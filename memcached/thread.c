@@ -56,7 +56,7 @@ static void wake_cb(evutil_socket_t fd, short which, void *arg)
     while (p) {
         struct pending_conn *next = p->next;
         if (conn_new(w, p->fd, p->transport) == NULL)
-            close(p->fd);
+            conns_refuse(p->fd);
         free(p);
         p = next;
     }
@@ -126,7 +126,7 @@ void thread_dispatch(int fd, enum transport transport)
     uint64_t one = 1;
 
     if (p == NULL) {
-        close(fd);
+        conns_refuse(fd);
         return;
     }
     next_worker = (next_worker + 1) % nworkers;

@@ -49,7 +49,8 @@ extern __thread struct worker *self_worker;
  */
 int threads_start(int nthreads, int udp_fd);
 
-/* Hands a new connection to the next worker (listener thread). */
+/* Hands a new connection (fd reserved by conns_reserve()) to the next
+ * worker (listener thread). */
 void thread_dispatch(int fd, enum transport transport);
 
 /* A WORKER_BUF_SIZE buffer from the worker's cache (or malloc), and its
