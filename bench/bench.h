@@ -15,18 +15,40 @@
 
 #include "rdn/rnic.h"
 
+/* Where measured keys sit in the server's table (bench/bench_keys.c). */
+enum kv_placement {
+    KV_PLACE_FIRST,  /* their first candidate bucket */
+    KV_PLACE_SECOND, /* their second: the first is full */
+    KV_PLACE_FULL,   /* their first, which is full */
+};
+
 struct bench_opts {
     const char *device; /* rnic device name (default softnic-inproc) */
     const char *model;  /* timing preset: fast or cx5 */
     bool json;
     unsigned iters; /* samples per latency measurement */
     unsigned par;   /* concurrent chains for throughput runs */
+    /* key-value modes (bench/bench_kv.h) */
+    const char *server;  /* HOST:PORT of the memcached TCP port */
+    int rdn_port;        /* the offload's handshake port */
+    int bl_port;         /* the baselines' port (--rdn-baselines) */
+    unsigned value_size; /* bytes per value */
+    unsigned keys;       /* distinct keys read */
+    unsigned clients;    /* measuring client threads */
+    unsigned writers;    /* closed-loop SET threads meanwhile */
+    int client_cpu;      /* pin measuring clients there (-1: no) */
+    int writer_cpu;      /* pin writers there (-1: no) */
+    bool rt;             /* measuring clients at SCHED_FIFO if allowed */
+    bool no_load;        /* the keys are stored already */
+    const char *label;   /* system name in results (default: the mode) */
+    enum kv_placement placement;
 };
 
 struct bench_ctx {
     struct bench_opts o;
-    struct rnic_device *dev;
-    unsigned threads; /* engine threads (RDN_SOFTNIC_THREADS) */
+    struct rnic_device *dev; /* NULL in key-value modes */
+    unsigned threads;        /* engine threads (RDN_SOFTNIC_THREADS) */
+    const char *system;      /* results' "system"; NULL: the device */
     bool header_done;
 };
 
@@ -50,6 +72,9 @@ struct bench_row {
     double p50_us, p99_us, p999_us, mean_us;
     double ops_per_s;
     uint64_t n; /* samples or operations behind the numbers */
+    /* key-value modes: printed when clients > 0 */
+    unsigned clients, writers;
+    uint64_t errors; /* wrong, missing or failed answers */
 };
 
 /* A row with every number unset (NaN). */

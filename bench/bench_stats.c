@@ -125,8 +125,11 @@ void bench_emit(struct bench_ctx *c, const struct bench_row *r)
     if (c->o.json) {
         printf("{\"system\":\"%s\",\"model\":\"%s\",\"threads\":%u,"
                "\"op\":\"%s\",\"size\":%llu,",
-               rnic_device_name(c->dev), c->o.model, c->threads, r->op,
-               (unsigned long long)r->size);
+               c->system ? c->system : rnic_device_name(c->dev), c->o.model,
+               c->threads, r->op, (unsigned long long)r->size);
+        if (r->clients)
+            printf("\"clients\":%u,\"writers\":%u,\"errors\":%llu,", r->clients,
+                   r->writers, (unsigned long long)r->errors);
         json_num("p50_us", r->p50_us, false);
         json_num("p99_us", r->p99_us, false);
         json_num("p999_us", r->p999_us, false);
@@ -144,7 +147,11 @@ void bench_emit(struct bench_ctx *c, const struct bench_row *r)
             printf(" %14s", "-");
         else
             printf(" %14.0f", r->ops_per_s);
-        printf(" %8llu\n", (unsigned long long)r->n);
+        printf(" %8llu", (unsigned long long)r->n);
+        if (r->clients)
+            printf("  clients %u writers %u errors %llu", r->clients,
+                   r->writers, (unsigned long long)r->errors);
+        printf("\n");
     }
     fflush(stdout);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "bench/bench_get.h"
 
 struct mode {
     const char *name;
@@ -23,6 +24,8 @@ static const struct mode modes[] = {
      "verb latency (READ/WRITE/CAS, 8 B..64 KB), WQE throughput, the cost "
      "of one more WR in WQ / completion / doorbell order (RedN Fig. 7), "
      "if / unrolled while / recycled while (RedN Table 3)"},
+    {"get", bench_get,
+     "the offloaded GET's chain vs one READ (ideal), 64 B..64 KB"},
 };
 
 static void usage(FILE *f)

@@ -31,3 +31,9 @@ bin_PROGRAMS += memcached/memcached
 memcached_memcached_SOURCES = memcached/main.c
 memcached_memcached_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 memcached_memcached_LDADD = $(MCSERVER_LIBS)
+
+# The offloaded GET's glue (--rdn-port) and the offload it links
+# (rdn/local.mk, "offload" part).
+memcached_libmcserver_a_SOURCES += memcached/rdn_glue.c
+noinst_HEADERS += memcached/rdn_glue.h
+MCSERVER_LIBS += $(RDN_OFFLOAD_LIBS)

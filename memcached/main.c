@@ -27,6 +27,7 @@
 #include "memcached/conn.h"
 #include "memcached/items.h"
 #include "memcached/listen.h"
+#include "memcached/rdn_glue.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
@@ -92,6 +93,7 @@ static void usage(void)
         "1k, max: 1024m)\n"
         "-F, --disable-flush-all   disable flush_all command\n"
         "-X, --disable-dumping     disable stats cachedump\n"
+        RDN_GLUE_USAGE
         "-o, --extended            comma separated list of extended options\n"
         "   - hashpower:           starting hash table size as a power of 2 "
         "(%d-%d,\n"
@@ -231,6 +233,9 @@ static void parse_args(int argc, char **argv)
         {"disable-flush-all", no_argument, NULL, 'F'},
         {"disable-dumping", no_argument, NULL, 'X'},
         {"extended", required_argument, NULL, 'o'},
+        {"rdn-port", required_argument, NULL, RDN_OPT_PORT},
+        {"rdn-device", required_argument, NULL, RDN_OPT_DEVICE},
+        {"rdn-clients", required_argument, NULL, RDN_OPT_CLIENTS},
         {NULL, 0, NULL, 0},
     };
     int ch;
@@ -344,6 +349,13 @@ static void parse_args(int argc, char **argv)
                 extended_option(o);
             break;
         }
+        case RDN_OPT_PORT:
+        case RDN_OPT_DEVICE:
+        case RDN_OPT_CLIENTS:
+            if (rdn_glue_option(ch, optarg) != 0)
+                usage_error("Invalid value for an --rdn-* option: \"%s\"",
+                            optarg);
+            break;
         case ':':
             usage_error("Option %s%c requires an argument", optopt ? "-" : "",
                         optopt ? optopt : ' ');
@@ -474,7 +486,7 @@ static void storage_init(const struct arena_hooks *hooks)
         rc = assoc_init(settings.hashpower_init
                             ? (unsigned)settings.hashpower_init
                             : ASSOC_DEFAULT_HASHPOWER,
-                        NULL);
+                        rdn_glue_table_hooks());
     if (rc == 0)
         rc = items_init();
     if (rc != 0) {
@@ -523,7 +535,11 @@ int main(int argc, char **argv)
     evthread_use_pthreads();
     stats_thread_register();
     stats_init();
-    storage_init(NULL);
+    if (rdn_glue_init() != 0)
+        return EXIT_OSERR;
+    storage_init(rdn_glue_arena_hooks());
+    if (rdn_glue_start() != 0)
+        return EXIT_OSERR;
     if (threads_start(settings.num_threads, udp_fd) != 0) {
         fprintf(stderr, "failed to start worker threads\n");
         return EXIT_OSERR;

@@ -21,6 +21,7 @@
 #include "memcached/items.h"
 #include "memcached/proto_meta.h"
 #include "memcached/proto_text.h"
+#include "memcached/rdn_glue.h"
 #include "memcached/settings.h"
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
@@ -361,7 +362,10 @@ static void cmd_flush_all(struct conn *c, struct token *t, size_t nt)
         conn_out_line(c, "CLIENT_ERROR invalid exptime argument");
         return;
     }
-    items_flush(exptime > 0 ? items_realtime(exptime) : 0);
+    uint32_t when = exptime > 0 ? items_realtime(exptime) : 0;
+
+    items_flush(when);
+    rdn_glue_flush(when); /* NIC clients must stop trusting their table */
     conn_out_line(c, "OK");
 }
 

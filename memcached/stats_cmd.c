@@ -18,6 +18,7 @@
 #include "memcached/items.h"
 #include "memcached/listen.h"
 #include "memcached/proto_parse.h"
+#include "memcached/rdn_glue.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
@@ -122,6 +123,7 @@ static void general_stats(struct conn *c)
     STAT_U64("moves_within_lru", 0);
     STAT_U64("direct_reclaims", it.direct_reclaims);
     STAT_U64("lru_bumps_dropped", 0);
+    rdn_glue_stats(conn_sink, c);
 }
 
 static const char *yes_no(bool b)
@@ -274,6 +276,8 @@ void stats_command(struct conn *c, struct token *t, size_t nt)
         slabs_stats(conn_sink, c);
     } else if (strcmp(sub, "sizes") == 0) {
         items_sizes_stats(conn_sink, c);
+    } else if (strcmp(sub, "rdn") == 0) {
+        rdn_glue_stats_rdn(conn_sink, c);
     } else if (strcmp(sub, "sizes_enable") == 0) {
         items_sizes_enable(true);
         STAT_STR("sizes_status", "enabled");

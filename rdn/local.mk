@@ -31,3 +31,32 @@ rdn_programs_rdn_chain_demo_SOURCES = rdn/programs/rdn-chain-demo.c
 rdn_programs_rdn_chain_demo_LDADD = rdn/programs/librdnprog.a \
 	rdn/librdnchain.a rdn/librnic.a
 
+# ---- offload ----
+
+# The offloaded GET: per-client NIC chains (server side), the client's NIC
+# half, the server module (handshake, re-arming, horizon, stats) and the
+# client library librdn.
+noinst_LIBRARIES += rdn/librdnoffload.a
+rdn_librdnoffload_a_SOURCES = rdn/offload_chain.c rdn/offload_client.c \
+	rdn/offload_wire.c rdn/offload.c rdn/offload_ctl.c rdn/offload_rearm.c \
+	rdn/offload_table.c
+noinst_HEADERS += proto/rdn_wire.h rdn/offload_chain.h rdn/offload_client.h \
+	rdn/offload_wire.h rdn/offload.h rdn/offload_int.h rdn/offload_table.h
+
+# What an offload user links, in order.
+RDN_OFFLOAD_LIBS = rdn/librdnoffload.a rdn/librdnchain.a rdn/librnic.a \
+	proto/libproto.a
+
+# librdn: the client library (handshake, verified NIC answers, TCP
+# fallback through libmemcached) and rdn-cli.
+noinst_LIBRARIES += rdn/librdn.a
+rdn_librdn_a_SOURCES = rdn/client.c
+rdn_librdn_a_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
+noinst_HEADERS += rdn/client.h
+RDN_CLIENT_LIBS = rdn/librdn.a $(RDN_OFFLOAD_LIBS) $(LIBMEMCACHED_LIBS)
+
+bin_PROGRAMS += rdn/rdn-cli
+rdn_rdn_cli_SOURCES = rdn/rdn-cli.c
+rdn_rdn_cli_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
+rdn_rdn_cli_LDADD = $(RDN_CLIENT_LIBS)
+

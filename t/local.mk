@@ -3,3 +3,4 @@ include t/storage.mk
 include t/server.mk
 include t/softnic.mk
 include t/chain.mk
+include t/offload.mk

@@ -1,0 +1,62 @@
+/*
+ * memcached/rdn_glue.h - connects the cache to the offloaded GET
+ * (rdn/offload.h), when --rdn-port is given: the item arena and the cuckoo
+ * table live in NIC memory, table switches and flush_all reach the NIC's
+ * clients, freed items wait for the NIC's readers (slabs' horizon), expired
+ * items leave the table within a second, and the stats show the offload.
+ * Without --rdn-port every function here is a no-op.
+ *
+ * main.c's order: rdn_glue_option() while parsing flags; rdn_glue_init()
+ * before the storage is built (it needs the hooks below); rdn_glue_start()
+ * once storage is up and before clients are served.
+ */
+#ifndef MEMCACHED_RDN_GLUE_H
+#define MEMCACHED_RDN_GLUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memcached/arena.h"
+#include "memcached/stat_sink.h"
+
+/* Long options main.c hands to rdn_glue_option() (getopt values). */
+enum {
+    RDN_OPT_PORT = 0x200, /* --rdn-port N: the handshake port */
+    RDN_OPT_DEVICE,       /* --rdn-device NAME: the NIC (softnic, ...) */
+    RDN_OPT_CLIENTS,      /* --rdn-clients MAX: RDMA clients at once */
+};
+
+/* Usage lines for the flags above. */
+#define RDN_GLUE_USAGE                                                         \
+    "--rdn-port=<num>          port of the offloaded-GET handshake (RDMA "     \
+    "clients;\n"                                                               \
+    "                          default: off)\n"                                \
+    "--rdn-device=<name>       NIC for offloaded GETs (default: "              \
+    "$RDN_DEVICE, else\n"                                                      \
+    "                          softnic)\n"                                     \
+    "--rdn-clients=<num>       max RDMA clients at once (default: 64)\n"
+
+/* Takes one of the options above. 0, or -EINVAL for a bad value. */
+int rdn_glue_option(int opt, const char *value);
+
+/* True when --rdn-port was given. */
+bool rdn_glue_enabled(void);
+
+/* Opens the NIC for the cache's memory. 0 or a negative errno. */
+int rdn_glue_init(void);
+
+/* Hooks for arena_init() and assoc_init(); NULL when the offload is off. */
+const struct arena_hooks *rdn_glue_arena_hooks(void);
+const struct arena_hooks *rdn_glue_table_hooks(void);
+
+/* Wires the built storage to the offload and starts serving. 0 or -errno. */
+int rdn_glue_start(void);
+
+/* flush_all was done with this items_realtime() time (0 = now). */
+void rdn_glue_flush(uint32_t when);
+
+/* The rdn_* lines of "stats", and "stats rdn". */
+void rdn_glue_stats(stat_sink_fn sink, void *ctx);
+void rdn_glue_stats_rdn(stat_sink_fn sink, void *ctx);
+
+#endif /* MEMCACHED_RDN_GLUE_H */

@@ -1,0 +1,117 @@
+/*
+ * rdn/offload_int.h - what the offload module's files share: the module
+ * (offload.c: memory, geometry, horizon, stats), the control thread
+ * (offload_ctl.c: handshake connections) and the re-arm thread
+ * (offload_rearm.c: completions, re-arming, failures, reclaim epochs).
+ *
+ * Locks:
+ *   o->lock      the client list, every pipeline (rings, CQs, counters),
+ *                the done CQ, the master queue, the epoch snapshots.
+ *   o->geo_lock  the table geometry and the generation word's parts. It is
+ *                taken by rdn_offload_set_table() under the cache's table
+ *                lock, so nothing is called while holding it.
+ * A client (struct ofl_conn) is added and freed only by the control
+ * thread, under o->lock; the re-arm thread marks failed clients dead and
+ * the control thread frees them. The statistics are relaxed atomics.
+ */
+#ifndef RDN_OFFLOAD_INT_H
+#define RDN_OFFLOAD_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "rdn/offload.h"
+#include "rdn/offload_chain.h"
+#include "rdn/offload_wire.h"
+
+#define OFL_SNAPS    64   /* epoch snapshots in flight (horizon) */
+#define OFL_STUCK_MS 2000 /* a GET unanswered this long fails its client */
+
+enum ofl_conn_state {
+    OFL_CONN_HELLO, /* waiting for the client's hello */
+    OFL_CONN_READY, /* pipeline running */
+    OFL_CONN_DEAD,  /* failed: the control thread frees it */
+};
+
+struct ofl_conn {
+    struct ofl_conn *next;
+    uint32_t id;
+    int fd;
+    char peer[48];
+    enum ofl_conn_state state;
+    struct ofl_inbuf in;
+    struct ofl_pipe pipe; /* when READY */
+    uint32_t depth;
+    uint64_t mark[OFL_SNAPS]; /* receives seen at each epoch snapshot */
+    uint64_t stuck_since_ms;  /* in-flight GETs without progress since */
+    uint64_t last_done;
+    uint64_t rearms, refreshes, touches;
+};
+
+struct rdn_offload {
+    struct rdn_offload_cfg cfg;
+    char listen_addr[64];
+    struct rdn_cache_ops ops;
+    struct rnic_device *dev;
+
+    /* NIC memory. arena_lock guards the arena list. */
+    pthread_mutex_t arena_lock;
+    struct ofl_arena *arenas;
+    uint32_t arena_lkey;
+    void *tregion;
+    size_t tregion_len;
+    _Atomic size_t tregion_used;
+    struct rnic_mr *table_mr;
+    struct chain_buf gen; /* the generation word the chains write */
+
+    /* Geometry (geo_lock). */
+    pthread_mutex_t geo_lock;
+    uint64_t table_addr;
+    unsigned hashpower;
+    uint32_t table_gen, inval;
+
+    /* Chains and clients (lock). */
+    pthread_mutex_t lock;
+    struct chain_cq done;
+    struct chain_q master;
+    struct ofl_conn *conns;
+    unsigned nconns;
+    uint32_t next_id;
+    uint64_t snap_epoch[OFL_SNAPS];
+    uint64_t snap_head, snap_tail; /* pending snapshots [head, tail) */
+
+    _Atomic uint64_t horizon;
+    _Atomic unsigned active; /* clients whose pipeline may run */
+
+    /* Threads. */
+    int listen_fd, port;
+    int wake[2]; /* wakes the control thread */
+    pthread_t ctl_thread, rearm_thread;
+    bool started;
+    _Atomic bool stop;
+    _Atomic bool broken; /* the done CQ failed: no client can be served */
+
+    /* Totals (relaxed). */
+    _Atomic uint64_t hits, misses, refreshes, rearms, qp_errors;
+};
+
+/* offload.c */
+void ofl_geometry(struct rdn_offload *o, struct rdn_geometry *g);
+void ofl_log(const struct rdn_offload *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+uint64_t ofl_now_ms(void);
+
+/* offload_ctl.c */
+int ofl_ctl_listen(struct rdn_offload *o);
+void *ofl_ctl_main(void *arg);
+void ofl_ctl_wake(struct rdn_offload *o);
+/* Frees a client (lock held): pipeline, socket, memory. */
+void ofl_conn_free(struct rdn_offload *o, struct ofl_conn *c);
+
+/* offload_rearm.c */
+void *ofl_rearm_main(void *arg);
+/* Fails a client (lock held): counted, pipeline closed, marked dead. */
+void ofl_conn_fail(struct rdn_offload *o, struct ofl_conn *c, const char *why);
+
+#endif /* RDN_OFFLOAD_INT_H */
