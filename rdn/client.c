@@ -33,6 +33,7 @@
 struct rdn_conn {
     char host[256];
     int rdn_port;
+    int tcp_port;
     int ctl; /* the handshake connection */
     struct rdn_opts opts;
     struct rnic_device *dev;
@@ -166,12 +167,13 @@ static int hello(struct rdn_conn *c)
     return ofl_client_connect(&c->nic, w.qp_addr);
 }
 
-static int tcp_setup(struct rdn_conn *c, const char *host, int tcp_port)
+/* The libmemcached handle of the TCP path, on c->host:c->tcp_port. */
+static int tcp_setup(struct rdn_conn *c)
 {
     c->mc = memcached_create(NULL);
     if (!c->mc)
         return -ENOMEM;
-    if (memcached_server_add(c->mc, host, (in_port_t)tcp_port) !=
+    if (memcached_server_add(c->mc, c->host, (in_port_t)c->tcp_port) !=
         MEMCACHED_SUCCESS)
         return -EINVAL;
     memcached_behavior_set(c->mc, MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1);
@@ -251,9 +253,10 @@ int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
     ofl_hits_reset(&c->hits);
     strcpy(c->host, host);
     c->rdn_port = rdn_port;
+    c->tcp_port = tcp_port;
     rc = nic_up(c);
     if (rc == 0)
-        rc = tcp_setup(c, host, tcp_port);
+        rc = tcp_setup(c);
     if (rc < 0) {
         rdn_close(c);
         return rc;
@@ -332,12 +335,38 @@ void rdn_close(struct rdn_conn *c)
 
 /* ---- TCP -------------------------------------------------------------- */
 
-static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
-                   struct rdn_result *r)
+/*
+ * Asks for one key over TCP. After a connection failure libmemcached
+ * refuses to try the server again until a retry time, in whole seconds
+ * and never less than the next second tick, however RETRY_TIMEOUT is set:
+ * every GET in that window would fail although a restarted server is back
+ * already. The TCP path is what answers while the RDMA path is rebuilt,
+ * so a disabled handle is replaced by a fresh one that connects at once
+ * (a dead process on a live host refuses in no time).
+ */
+static memcached_return_t tcp_mget(struct rdn_conn *c, const char *key,
+                                   size_t nkey)
 {
     const char *keys[1] = {key};
     size_t lens[1] = {nkey};
-    memcached_return_t rc = memcached_mget(c->mc, keys, lens, 1);
+    memcached_return_t rc = c->mc ? memcached_mget(c->mc, keys, lens, 1)
+                                  : MEMCACHED_SERVER_MARKED_DEAD;
+
+    if (rc == MEMCACHED_SERVER_TEMPORARILY_DISABLED ||
+        rc == MEMCACHED_SERVER_MARKED_DEAD) {
+        if (c->mc)
+            memcached_free(c->mc);
+        if (tcp_setup(c) < 0)
+            return MEMCACHED_FAILURE;
+        rc = memcached_mget(c->mc, keys, lens, 1);
+    }
+    return rc;
+}
+
+static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
+                   struct rdn_result *r)
+{
+    memcached_return_t rc = tcp_mget(c, key, nkey);
     memcached_result_st *res;
 
     c->st.tcp_gets++;

@@ -8,6 +8,7 @@ so) and flush_all (immediate and delayed); a table growth while GETs run;
 eight clients at once; the server's rdn statistics.
 """
 import os
+import signal
 import sys
 import time
 
@@ -300,8 +301,15 @@ def test_lru_reports(t, srv, port):
 
 
 def test_server_restart(t, srv, port):
-    """A client outlives its server: TCP answers, then the RDMA path is
-    rebuilt against the restarted server (same ports)."""
+    """A client outlives its server, stopped cleanly (SIGTERM) or killed
+    (SIGKILL): no stale answer, then the RDMA path is rebuilt against the
+    restarted server (same ports) and TCP works again by itself."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        server_restart(t, sig)
+
+
+def server_restart(t, sig):
+    """One restart of test_server_restart, the server ended with sig."""
     import subprocess
     from offload_env import _procs
     tcp_port, rdn_port = mctest.free_port(), mctest.free_port()
@@ -326,8 +334,17 @@ def test_server_restart(t, srv, port):
     c.close()
     d = Driver(Srv, rdn_port)
     t.eq("NIC hit before", d.get1(b"phoenix")[::4], (0, b"one"))
-    p.terminate()
+    p.send_signal(sig)
     p.wait(10)
+    # GETs while the server is down: "one" or an error, never a miss. Go on
+    # until three failed (the NIC may answer until the server's QPs are
+    # gone), so that the TCP path has seen the server dead several times.
+    seen = []
+    wait_until(lambda: seen.append(d.get1(b"phoenix")) or
+               sum(r[0] < 0 for r in seen) >= 3, 3)
+    t.check("%s: no stale or wrong answer while the server is down" % sig.name,
+            all(r[0] == 0 and r[4] == b"one" or r[0] < 0 and r[0] != ENOENT
+                for r in seen), repr(seen[-3:]))
     p = start()
     if not t.check("server restarted on the same ports", p is not None):
         d.close()
@@ -335,16 +352,23 @@ def test_server_restart(t, srv, port):
     c = mctest.Client(Srv)
     c.set(b"phoenix", b"two")
     c.close()
-    # The old RDMA path is dead: the client must not say "one".
+    # The old RDMA path is dead: the client must not say "one", and the
+    # TCP path answers at once (libmemcached alone would refuse to try the
+    # server again for seconds after the failures above).
     r = d.get1(b"phoenix")
-    t.check("right answer right after the restart",
-            r[0] == 0 and r[4] == b"two" or r[0] < 0 and r[0] != ENOENT,
-            repr(r))
+    t.check("%s: right answer right after the restart" % sig.name,
+            r[0] == 0 and r[4] == b"two", repr(r))
     time.sleep(1.2)
     back = wait_until(lambda: d.get1(b"phoenix")[:2] == (0, "nic"), 5)
     t.check("the RDMA path was rebuilt: NIC answers again", back)
     t.eq("with the new value", d.get1(b"phoenix")[4], b"two")
     t.check("reconnects counted", d.stats()["reconnects"] >= 1)
+    c = mctest.Client(Srv)
+    t.eq("%s: SETs work again after the restart" % sig.name,
+         c.set(b"phoenix", b"three"), b"STORED\r\n")
+    c.close()
+    back = wait_until(lambda: d.get1(b"phoenix")[::4] == (0, b"three"), 5)
+    t.check("%s: the client sees the new SET" % sig.name, back)
     d.close()
     p.terminate()
     p.wait(10)
