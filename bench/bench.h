@@ -90,5 +90,11 @@ uint64_t bench_now_ns(void);
 
 /* Modes. */
 int bench_micro(struct bench_ctx *c);
+int bench_tcp(struct bench_ctx *c);
+int bench_redn(struct bench_ctx *c);
+int bench_onesided(struct bench_ctx *c);
+int bench_ideal(struct bench_ctx *c);
+int bench_rpc_poll(struct bench_ctx *c);
+int bench_rpc_event(struct bench_ctx *c);
 
 #endif /* BENCH_BENCH_H */

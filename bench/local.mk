@@ -1,11 +1,17 @@
 # Build rules for bench/ (included by the top-level Makefile.am).
 
 # rdn-bench: one program, a mode per subcommand (bench/bench_<mode>.c).
+# The key-value modes (bench_kv.c and the systems it drives) are clients
+# of a running memcached: librdn, libmemcached and the RDMA baselines.
 noinst_PROGRAMS += bench/rdn-bench
 bench_rdn_bench_SOURCES = bench/rdn-bench.c bench/bench_stats.c \
-	bench/bench_micro.c bench/bench_micro_chain.c
-bench_rdn_bench_LDADD = rdn/programs/librdnprog.a $(RDN_OFFLOAD_LIBS) -lm
-noinst_HEADERS += bench/bench.h bench/bench_micro.h
+	bench/bench_micro.c bench/bench_micro_chain.c bench/bench_kv.c \
+	bench/bench_tcp.c bench/bench_redn.c bench/bench_onesided.c \
+	bench/bench_rpc.c bench/bench_keys.c
+bench_rdn_bench_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
+bench_rdn_bench_LDADD = rdn/programs/librdnprog.a rdn/librdnbaseline.a \
+	$(RDN_CLIENT_LIBS) -lpthread -lm
+noinst_HEADERS += bench/bench.h bench/bench_micro.h bench/bench_kv.h
 
 # `rdn-bench get` (the offload's chain against one READ): OFFLOAD's part.
 bench_rdn_bench_SOURCES += bench/bench_get.c

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +17,26 @@
 struct mode {
     const char *name;
     int (*run)(struct bench_ctx *c);
+    bool kv; /* a key-value mode: no device of its own, --server needed */
     const char *help;
 };
 
 static const struct mode modes[] = {
-    {"micro", bench_micro,
+    {"micro", bench_micro, false,
      "verb latency (READ/WRITE/CAS, 8 B..64 KB), WQE throughput, the cost "
      "of one more WR in WQ / completion / doorbell order (RedN Fig. 7), "
      "if / unrolled while / recycled while (RedN Table 3)"},
-    {"get", bench_get,
+    {"get", bench_get, false,
      "the offloaded GET's chain vs one READ (ideal), 64 B..64 KB"},
+    {"tcp", bench_tcp, true, "GET over TCP with libmemcached"},
+    {"redn", bench_redn, true, "offloaded GET (librdn, NIC answers only)"},
+    {"onesided", bench_onesided, true,
+     "FaRM-style: READ both buckets, then the item"},
+    {"ideal", bench_ideal, true, "one READ of the item (a lower bound)"},
+    {"rpc-poll", bench_rpc_poll, true,
+     "RPC over RDMA, server thread polls its CQ"},
+    {"rpc-event", bench_rpc_event, true,
+     "RPC over RDMA, server thread sleeps on its CQ"},
 };
 
 static void usage(FILE *f)
@@ -39,9 +50,40 @@ static void usage(FILE *f)
             "  --par     concurrent chains in throughput runs (default 4)\n"
             "  --device  rnic device (default softnic-inproc; engine threads\n"
             "            from RDN_SOFTNIC_THREADS, pinning RDN_SOFTNIC_CPUS)\n"
+            "key-value modes (GETs of a running memcached; the device is\n"
+            "$RDN_DEVICE, else softnic):\n"
+            "  --server HOST:PORT   its TCP port (keys are stored there)\n"
+            "  --rdn-port N         its --rdn-port (redn, onesided, ideal)\n"
+            "  --bl-port N          its --rdn-baselines port (onesided,\n"
+            "                       ideal, rpc-*)\n"
+            "  --value-size N       bytes per value (default 64)\n"
+            "  --keys N             distinct keys (default 100)\n"
+            "  --clients N          measuring threads, one connection each\n"
+            "                       (default 1)\n"
+            "  --writers N          closed-loop SET threads meanwhile\n"
+            "  --client-cpu N, --writer-cpu N   pin them to a CPU\n"
+            "  --rt                 measuring threads at SCHED_FIFO (if\n"
+            "                       permitted; a note says if not)\n"
+            "  --no-load            the keys are stored already\n"
+            "  --label NAME         system name in the results\n"
+            "  --placement P        where measured keys sit: first (their\n"
+            "                       first bucket), second (the first is\n"
+            "                       full), full (their full first bucket)\n"
             "modes:\n");
     for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-        fprintf(f, "  %-8s %s\n", modes[i].name, modes[i].help);
+        fprintf(f, "  %-9s %s\n", modes[i].name, modes[i].help);
+}
+
+static int placement(const char *s, enum kv_placement *out)
+{
+    static const char *const names[] = {"first", "second", "full"};
+
+    for (unsigned i = 0; i < 3; i++)
+        if (!strcmp(s, names[i])) {
+            *out = (enum kv_placement)i;
+            return 0;
+        }
+    return -1;
 }
 
 static int parse(int argc, char **argv, struct bench_opts *o)
@@ -52,6 +94,19 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         {"iters", required_argument, NULL, 'i'},
         {"par", required_argument, NULL, 'p'},
         {"device", required_argument, NULL, 'd'},
+        {"server", required_argument, NULL, 's'},
+        {"rdn-port", required_argument, NULL, 'R'},
+        {"bl-port", required_argument, NULL, 'B'},
+        {"value-size", required_argument, NULL, 'v'},
+        {"keys", required_argument, NULL, 'k'},
+        {"clients", required_argument, NULL, 'c'},
+        {"writers", required_argument, NULL, 'w'},
+        {"client-cpu", required_argument, NULL, 'C'},
+        {"writer-cpu", required_argument, NULL, 'W'},
+        {"rt", no_argument, NULL, 'r'},
+        {"no-load", no_argument, NULL, 'n'},
+        {"label", required_argument, NULL, 'l'},
+        {"placement", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -74,6 +129,46 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         case 'd':
             o->device = optarg;
             break;
+        case 's':
+            o->server = optarg;
+            break;
+        case 'R':
+            o->rdn_port = atoi(optarg);
+            break;
+        case 'B':
+            o->bl_port = atoi(optarg);
+            break;
+        case 'v':
+            o->value_size = (unsigned)strtoul(optarg, NULL, 0);
+            break;
+        case 'k':
+            o->keys = (unsigned)strtoul(optarg, NULL, 0);
+            break;
+        case 'c':
+            o->clients = (unsigned)strtoul(optarg, NULL, 0);
+            break;
+        case 'w':
+            o->writers = (unsigned)strtoul(optarg, NULL, 0);
+            break;
+        case 'C':
+            o->client_cpu = atoi(optarg);
+            break;
+        case 'W':
+            o->writer_cpu = atoi(optarg);
+            break;
+        case 'r':
+            o->rt = true;
+            break;
+        case 'n':
+            o->no_load = true;
+            break;
+        case 'l':
+            o->label = optarg;
+            break;
+        case 'P':
+            if (placement(optarg, &o->placement) < 0)
+                return -1;
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -81,7 +176,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
             return -1;
         }
     }
-    if (optind != argc || o->iters == 0 || o->par == 0 || o->par > 64)
+    if (optind != argc || o->iters == 0 || o->par == 0 || o->par > 64 ||
+        o->keys == 0 || o->clients == 0 || o->clients > 64 || o->writers > 64 ||
+        o->value_size > 1024 * 1024)
         return -1;
     return 0;
 }
@@ -91,7 +188,12 @@ int main(int argc, char **argv)
     struct bench_ctx c = {.o = {.device = "softnic-inproc",
                                 .model = "fast",
                                 .iters = 2000,
-                                .par = 4}};
+                                .par = 4,
+                                .value_size = 64,
+                                .keys = 100,
+                                .clients = 1,
+                                .client_cpu = -1,
+                                .writer_cpu = -1}};
     struct rnic_open_opts oo = {0};
     const struct mode *m = NULL;
     const char *th = getenv("RDN_SOFTNIC_THREADS");
@@ -107,6 +209,12 @@ int main(int argc, char **argv)
     if (!m || parse(argc - 1, argv + 1, &c.o) < 0) {
         usage(stderr);
         return 2;
+    }
+    if (m->kv) {
+        /* the client libraries open their devices with the env's model */
+        setenv("RDN_SOFTNIC_MODEL", c.o.model, 1);
+        c.system = c.o.label ? c.o.label : m->name;
+        return m->run(&c) < 0 ? 1 : 0;
     }
     oo.model = c.o.model;
     rc = rnic_open(c.o.device, &oo, &c.dev);

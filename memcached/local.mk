@@ -36,4 +36,7 @@ memcached_memcached_LDADD = $(MCSERVER_LIBS)
 # (rdn/local.mk, "offload" part).
 memcached_libmcserver_a_SOURCES += memcached/rdn_glue.c
 noinst_HEADERS += memcached/rdn_glue.h
-MCSERVER_LIBS += $(RDN_OFFLOAD_LIBS)
+# The benchmark's RDMA baselines (--rdn-baselines, rdn/baseline_srv.h).
+memcached_libmcserver_a_SOURCES += memcached/bl_glue.c
+noinst_HEADERS += memcached/bl_glue.h
+MCSERVER_LIBS += rdn/librdnbaseline.a $(RDN_OFFLOAD_LIBS)

@@ -236,6 +236,7 @@ static void parse_args(int argc, char **argv)
         {"rdn-port", required_argument, NULL, RDN_OPT_PORT},
         {"rdn-device", required_argument, NULL, RDN_OPT_DEVICE},
         {"rdn-clients", required_argument, NULL, RDN_OPT_CLIENTS},
+        {"rdn-baselines", required_argument, NULL, RDN_OPT_BASELINES},
         {NULL, 0, NULL, 0},
     };
     int ch;
@@ -352,6 +353,7 @@ static void parse_args(int argc, char **argv)
         case RDN_OPT_PORT:
         case RDN_OPT_DEVICE:
         case RDN_OPT_CLIENTS:
+        case RDN_OPT_BASELINES:
             if (rdn_glue_option(ch, optarg) != 0)
                 usage_error("Invalid value for an --rdn-* option: \"%s\"",
                             optarg);

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "memcached/assoc.h"
+#include "memcached/bl_glue.h"
 #include "memcached/crawler.h"
 #include "memcached/items.h"
 #include "memcached/rdn_glue.h"
@@ -66,6 +67,8 @@ int rdn_glue_option(int opt, const char *value)
     case RDN_OPT_DEVICE:
         glue.device = value;
         return 0;
+    case RDN_OPT_BASELINES:
+        return bl_glue_option(value);
     case RDN_OPT_PORT:
     case RDN_OPT_CLIENTS:
         errno = 0;
@@ -92,7 +95,10 @@ bool rdn_glue_enabled(void)
 
 static void *arena_map(size_t len, void *ctx)
 {
-    return rdn_offload_arena_map(ctx, len);
+    void *p = rdn_offload_arena_map(ctx, len);
+
+    bl_glue_expose(p, len);
+    return p;
 }
 
 static void arena_unmap(void *addr, size_t len, void *ctx)
@@ -102,7 +108,10 @@ static void arena_unmap(void *addr, size_t len, void *ctx)
 
 static void *table_map(size_t len, void *ctx)
 {
-    return rdn_offload_table_map(ctx, len);
+    void *p = rdn_offload_table_map(ctx, len);
+
+    bl_glue_expose(p, len);
+    return p;
 }
 
 static void table_unmap(void *addr, size_t len, void *ctx)
@@ -196,8 +205,12 @@ int rdn_glue_init(void)
     struct rdn_offload_cfg cfg;
     int rc;
 
-    if (!rdn_glue_enabled())
-        return 0;
+    if (!rdn_glue_enabled()) {
+        if (!bl_glue_enabled())
+            return 0;
+        fprintf(stderr, "--rdn-baselines needs --rdn-port\n");
+        return -EINVAL;
+    }
     rdn_offload_cfg_init(&cfg);
     cfg.device = glue.device;
     cfg.listen_addr = "127.0.0.1";
@@ -207,6 +220,8 @@ int rdn_glue_init(void)
     cfg.table_reserve = table_reserve();
     cfg.verbose = settings.verbose;
     rc = rdn_offload_open(&cfg, &ops, &glue.off);
+    if (rc == 0)
+        rc = bl_glue_init(rdn_offload_device(glue.off));
     if (rc < 0)
         return rc;
     glue.arena = (struct arena_hooks){arena_map, arena_unmap, glue.off};
@@ -308,6 +323,8 @@ int rdn_glue_start(void)
     if (rc == 0) {
         pthread_detach(glue.expiry);
         rc = rdn_offload_start(glue.off);
+        if (rc == 0)
+            rc = bl_glue_start();
     }
     if (rc < 0)
         fprintf(stderr, "failed to start offloaded GETs: %s\n", strerror(-rc));

@@ -24,6 +24,7 @@ enum {
     RDN_OPT_PORT = 0x200, /* --rdn-port N: the handshake port */
     RDN_OPT_DEVICE,       /* --rdn-device NAME: the NIC (softnic, ...) */
     RDN_OPT_CLIENTS,      /* --rdn-clients MAX: RDMA clients at once */
+    RDN_OPT_BASELINES,    /* --rdn-baselines PORT: bench baselines */
 };
 
 /* Usage lines for the flags above. */
@@ -34,7 +35,10 @@ enum {
     "--rdn-device=<name>       NIC for offloaded GETs (default: "              \
     "$RDN_DEVICE, else\n"                                                      \
     "                          softnic)\n"                                     \
-    "--rdn-clients=<num>       max RDMA clients at once (default: 64)\n"
+    "--rdn-clients=<num>       max RDMA clients at once (default: 64)\n"       \
+    "--rdn-baselines=<num>     port of the benchmark's one-sided and RPC\n"    \
+    "                          baselines (needs --rdn-port; lets clients\n"    \
+    "                          read the table and items; default: off)\n"
 
 /* Takes one of the options above. 0, or -EINVAL for a bad value. */
 int rdn_glue_option(int opt, const char *value);

@@ -60,3 +60,10 @@ rdn_rdn_cli_SOURCES = rdn/rdn-cli.c
 rdn_rdn_cli_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
 rdn_rdn_cli_LDADD = $(RDN_CLIENT_LIBS)
 
+# ---- baselines ----
+
+# The benchmark's RDMA baselines (one-sided and RPC), server and client
+# sides; the server side runs inside memcached with --rdn-baselines.
+noinst_LIBRARIES += rdn/librdnbaseline.a
+rdn_librdnbaseline_a_SOURCES = rdn/baseline_srv.c rdn/baseline_cli.c
+noinst_HEADERS += rdn/baseline_wire.h rdn/baseline_srv.h rdn/baseline_cli.h

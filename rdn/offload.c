@@ -330,6 +330,11 @@ int rdn_offload_start(struct rdn_offload *o)
     return 0;
 }
 
+struct rnic_device *rdn_offload_device(const struct rdn_offload *o)
+{
+    return o ? o->dev : NULL;
+}
+
 int rdn_offload_port(const struct rdn_offload *o)
 {
     return o ? o->port : -1;

@@ -109,6 +109,9 @@ void rdn_offload_invalidate(struct rdn_offload *o);
  */
 uint64_t rdn_offload_horizon(struct rdn_offload *o);
 
+/* The NIC device the offload opened (its memory lives there). */
+struct rnic_device *rdn_offload_device(const struct rdn_offload *o);
+
 /* Starts the listener and the threads. 0 or -errno. */
 int rdn_offload_start(struct rdn_offload *o);
 /* The handshake port (after start; useful with cfg.port 0). */

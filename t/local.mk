@@ -4,3 +4,4 @@ include t/server.mk
 include t/softnic.mk
 include t/chain.mk
 include t/offload.mk
+include t/bench.mk

@@ -1,0 +1,64 @@
+/*
+ * bench/bench_kv.h - the key-value modes of rdn-bench: GETs of a running
+ * memcached through one "system" (TCP, the offloaded GET, a baseline).
+ *
+ * The driver (bench_kv.c) stores --keys keys of --value-size bytes over
+ * TCP, then runs --clients measuring threads, each with a connection of
+ * its own, that GET the keys round robin, one at a time, and time every
+ * GET; meanwhile --writers threads SET other keys in closed loops. Every
+ * answer is checked against the value stored (its first 8 bytes name the
+ * key, the rest is a fixed pattern): a miss, a wrong value or a failure
+ * counts as an error. One result row per run.
+ */
+#ifndef BENCH_BENCH_KV_H
+#define BENCH_BENCH_KV_H
+
+#include <stddef.h>
+
+#include "bench/bench.h"
+
+#define KV_KEY_MAX 48
+
+/* The keys of a run: all of them in the order they are stored, and the
+ * measured ones (indexes into name). A key's value depends on its index. */
+struct kv_keys {
+    char (*name)[KV_KEY_MAX];
+    unsigned n;
+    unsigned *measured;
+    unsigned nmeasured;
+};
+
+/* Builds the keys --keys and --placement ask for (bench_keys.c). */
+int kv_keys_make(const struct bench_ctx *c, const char *host,
+                 struct kv_keys *k);
+void kv_keys_free(struct kv_keys *k);
+
+/* One answer: the value, and what to free() once it was checked. */
+struct kv_val {
+    const char *p;
+    size_t len;
+    void *owned;
+};
+
+/* A system under test; a handle is one connection, used by one thread. */
+struct kv_sys {
+    int (*open)(struct bench_ctx *c, void **h);
+    /*
+     * Prepares a key before the timed GETs (NULL: nothing to do), e.g.
+     * finds where its item is.
+     */
+    int (*prepare)(void *h, unsigned idx, const char *key, size_t nkey);
+    /* One GET: 0 with *v set, -ENOENT, or another negative errno. */
+    int (*get)(void *h, unsigned idx, const char *key, size_t nkey,
+               struct kv_val *v);
+    void (*close)(void *h);
+};
+
+/* Runs the experiment the options describe on sys; emits one row. */
+int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys);
+
+/* HOST and PORT of --server; 0 or -EINVAL. */
+int bench_kv_server(const struct bench_ctx *c, char *host, size_t hostlen,
+                    int *port);
+
+#endif /* BENCH_BENCH_KV_H */

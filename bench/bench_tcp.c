@@ -1,0 +1,55 @@
+/*
+ * bench/bench_tcp.c - `rdn-bench tcp`: GETs over TCP with libmemcached,
+ * against this server or any memcached (Debian's stock one included).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <libmemcached/memcached.h>
+#include <stdlib.h>
+
+#include "bench/bench_kv.h"
+
+static int tcp_open(struct bench_ctx *c, void **h)
+{
+    char host[256];
+    int port, rc = bench_kv_server(c, host, sizeof(host), &port);
+    memcached_st *mc;
+
+    if (rc < 0)
+        return rc;
+    mc = memcached_create(NULL);
+    if (!mc)
+        return -ENOMEM;
+    memcached_server_add(mc, host, (in_port_t)port);
+    memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+    *h = mc;
+    return 0;
+}
+
+static int tcp_get(void *h, unsigned idx, const char *key, size_t nkey,
+                   struct kv_val *v)
+{
+    memcached_return_t rc;
+    uint32_t flags;
+    char *val = memcached_get(h, key, nkey, &v->len, &flags, &rc);
+
+    (void)idx;
+    if (!val)
+        return rc == MEMCACHED_NOTFOUND ? -ENOENT : -EIO;
+    v->p = val;
+    v->owned = val;
+    return 0;
+}
+
+static void tcp_close(void *h)
+{
+    memcached_free(h);
+}
+
+int bench_tcp(struct bench_ctx *c)
+{
+    static const struct kv_sys sys = {tcp_open, NULL, tcp_get, tcp_close};
+
+    return bench_kv_run(c, &sys);
+}

@@ -1,0 +1,6 @@
+# Smoke test of the bench suite (included by t/local.mk): scripts/bench
+# with tiny counts, every system, both timing presets. Asserts answers and
+# output files, never timings.
+BENCH_PY_TESTS = t/bench_smoke.py
+TESTS += $(BENCH_PY_TESTS)
+dist_check_SCRIPTS += $(BENCH_PY_TESTS)
