@@ -41,17 +41,18 @@ void chain_cq_close(struct chain_cq *cq)
     }
 }
 
-static uint64_t now_ms(void)
+static uint64_t now_ns(void)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
 int chain_cq_poll_wait(struct chain_cq *cq, struct rnic_wc *wc, int timeout_ms)
 {
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+    uint64_t start = now_ns();
+    uint64_t deadline = start + (uint64_t)timeout_ms * 1000000;
 
     if (!cq || !cq->cq || !wc || timeout_ms < 0)
         return chain_err(-EINVAL, "chain_cq_poll_wait: bad argument");
@@ -62,12 +63,15 @@ int chain_cq_poll_wait(struct chain_cq *cq, struct rnic_wc *wc, int timeout_ms)
         if (n != 0)
             return n < 0 ? chain_err(n, "chain_cq_poll_wait: %s", rnic_errmsg())
                          : 1;
-        if (spin < 1000)
+        /* Reading the clock costs more than a poll: look every 64. */
+        if (spin % 64)
             continue;
-        now = now_ms();
+        now = now_ns();
         if (now >= deadline)
             return 0;
-        n = rnic_cq_wait(cq->cq, (int)(deadline - now));
+        if (now - start < CHAIN_POLL_SPIN_NS)
+            continue;
+        n = rnic_cq_wait(cq->cq, (int)((deadline - now + 999999) / 1000000));
         if (n < 0)
             return chain_err(n, "chain_cq_poll_wait: %s", rnic_errmsg());
     }

@@ -167,9 +167,18 @@ struct chain_loc chain_buf_loc(const struct chain_buf *b, size_t off,
                                uint32_t len);
 
 /*
- * Waits up to timeout_ms for one completion of cq (spinning briefly, then
- * sleeping in rnic_cq_wait). Returns 1 with *wc filled, 0 on timeout, or a
- * negative errno.
+ * How long a waiter polls a CQ before it sleeps in rnic_cq_wait(): longer
+ * than any single RDMA round trip softnic models (a 64 KB READ under cx5
+ * is about 8 us), so that latency is measured, not a wake-up. Every client
+ * in the tree (librdn, the baselines, the benches) uses this one budget so
+ * systems are compared with the same wait policy.
+ */
+#define CHAIN_POLL_SPIN_NS 200000
+
+/*
+ * Waits up to timeout_ms for one completion of cq (polling for
+ * CHAIN_POLL_SPIN_NS, then sleeping in rnic_cq_wait). Returns 1 with *wc
+ * filled, 0 on timeout, or a negative errno.
  */
 int chain_cq_poll_wait(struct chain_cq *cq, struct rnic_wc *wc, int timeout_ms);
 

@@ -11,8 +11,6 @@
 
 #include "rdn/offload_client.h"
 
-#define OFL_SPIN_NS 200000 /* poll this long before sleeping on the CQ */
-
 int ofl_client_open(struct rnic_device *dev, uint32_t depth, uint32_t slot_size,
                     struct ofl_client *c)
 {
@@ -181,7 +179,7 @@ static uint64_t now_ns(void)
 
 int ofl_client_wait(struct ofl_client *c, int timeout_ms, uint64_t *req)
 {
-    uint64_t spin_end = now_ns() + OFL_SPIN_NS;
+    uint64_t spin_end = now_ns() + CHAIN_POLL_SPIN_NS;
 
     if (!c || !req)
         return -EINVAL;
