@@ -42,8 +42,10 @@ struct rnic_qp;
  *                                 below); opening an orphaned domain by
  *                                 name re-attaches to it
  * Engine threads of "softnic-inproc" come from RDN_SOFTNIC_THREADS (default
- * 1) and RDN_SOFTNIC_CPUS (comma list of CPUs to pin them to); rdn-nicd has
- * flags for both (rdn-nicd --help). RDN_SOFTNIC_TIMING="wire_ns=300,..."
+ * 1), RDN_SOFTNIC_CPUS (comma list of CPUs to pin them to) and
+ * RDN_SOFTNIC_SPIN_US (how long an idle engine thread polls before it
+ * sleeps, default 50); rdn-nicd has flags for all three (rdn-nicd --help).
+ * RDN_SOFTNIC_TIMING="wire_ns=300,..."
  * overrides single timing parameters (rdn/softnic/timing.h).
  */
 struct rnic_open_opts {

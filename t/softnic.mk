@@ -51,3 +51,9 @@ TESTS += t/test_softnic_access
 t_test_softnic_access_SOURCES = t/test_softnic_access.c $(SOFTNIC_TEST_SOURCES)
 t_test_softnic_access_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
 t_test_softnic_access_LDADD = $(SOFTNIC_TEST_LDADD)
+
+check_PROGRAMS += t/test_softnic_handoff
+TESTS += t/test_softnic_handoff
+t_test_softnic_handoff_SOURCES = t/test_softnic_handoff.c $(SOFTNIC_TEST_SOURCES)
+t_test_softnic_handoff_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
+t_test_softnic_handoff_LDADD = $(SOFTNIC_TEST_LDADD)

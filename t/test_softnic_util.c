@@ -201,10 +201,11 @@ int tquiet(struct rnic_cq *cq, int ms)
 
 int trun(Suite *(*mk)(void), const char *threads)
 {
+    const char *override = getenv("RDN_TEST_THREADS");
     char buf[64], *save = NULL, *tok;
     int failed = 0;
 
-    snprintf(buf, sizeof(buf), "%s", threads);
+    snprintf(buf, sizeof(buf), "%s", override ? override : threads);
     for (tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         SRunner *sr;

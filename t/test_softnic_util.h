@@ -77,8 +77,9 @@ int tquiet(struct rnic_cq *cq, int ms);
 
 /*
  * Runs the suite mk() builds once per engine thread count in
- * RDN_SOFTNIC_THREADS-style list threads (e.g. "1,3"); returns the exit
- * status for main().
+ * RDN_SOFTNIC_THREADS-style list threads (e.g. "1,3"), or in
+ * $RDN_TEST_THREADS if set (to run every suite with other counts);
+ * returns the exit status for main().
  */
 int trun(Suite *(*mk)(void), const char *threads);
 

@@ -257,6 +257,22 @@ static void sn_close(struct rnic_device *dev)
     free(d);
 }
 
+int sn_client_thread_stats(struct rnic_device *dev, unsigned thr,
+                           struct sn_thread_stats *out)
+{
+    const struct sn_shm_thread *sh;
+
+    if (!dev || dev->ops != &sn_client_ops || !out)
+        return -EINVAL;
+    if (thr >= SN_MAX_THREADS || thr >= sn_dev(dev)->ctl->nthreads)
+        return -ERANGE;
+    sh = &sn_dev(dev)->ctl->thr[thr];
+    out->sleeps = __atomic_load_n(&sh->sleeps, __ATOMIC_RELAXED);
+    out->yields = __atomic_load_n(&sh->yields, __ATOMIC_RELAXED);
+    out->asleep = __atomic_load_n(&sh->sleeping, __ATOMIC_RELAXED) != 0;
+    return 0;
+}
+
 /* ---- memory ----------------------------------------------------------- */
 
 static void sn_mem_track(struct sn_cdev *d, struct sn_cmem *m)

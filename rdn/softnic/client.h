@@ -7,6 +7,9 @@
 #ifndef RDN_SOFTNIC_CLIENT_H
 #define RDN_SOFTNIC_CLIENT_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "rdn/provider.h"
 #include "rdn/softnic/ctl.h"
 
@@ -25,5 +28,19 @@ struct sn_transport {
  */
 int sn_client_open(const char *name, struct sn_transport *tp,
                    const struct rnic_open_opts *opts, struct rnic_device **out);
+
+/* What an engine thread counted so far (diagnostics for tests and tools). */
+struct sn_thread_stats {
+    uint64_t sleeps; /* times it slept on its futex */
+    uint64_t yields; /* times it gave its CPU to a peer with work */
+    bool asleep;     /* it is (about to be) asleep on its futex */
+};
+
+/*
+ * Reads engine thread thr's counters through dev's control page; -EINVAL
+ * if dev is not a softnic device, -ERANGE if the engine has no thread thr.
+ */
+int sn_client_thread_stats(struct rnic_device *dev, unsigned thr,
+                           struct sn_thread_stats *out);
 
 #endif /* RDN_SOFTNIC_CLIENT_H */

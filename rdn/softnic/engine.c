@@ -9,6 +9,15 @@
  * sh->wake; a poker publishes its work with an atomic RMW first and then
  * reads sh->sleeping (both sequentially consistent), so one of the two
  * always sees the other and no wake-up is lost.
+ *
+ * Spinning politely: engine threads may share a CPU with each other (a
+ * 2-core machine running an application that polls, or threads pinned
+ * together). A thread that has just handed a packet to another thread and
+ * spins would then keep the receiver off that CPU until its spin ends, so
+ * every hand-off would cost a whole spin. An idle thread therefore yields
+ * its CPU while another engine thread has mail that it leaves untouched
+ * (its loop counter does not move), and only pauses otherwise; yielding
+ * when nobody else wants the CPU costs one system call.
  */
 #include "config.h"
 
@@ -23,6 +32,7 @@
 #include "rdn/softnic/engine.h"
 
 #define SN_SLEEP_SLACK_NS 100000u /* timers nearer than this: spin */
+#define SN_PEER_CHECK     2       /* spin steps between looks at peers */
 
 static inline void sn_cpu_relax(void)
 {
@@ -316,14 +326,59 @@ static int sn_run_runq(struct sn_thread *t)
     return n;
 }
 
-static bool sn_has_work(struct sn_thread *t)
+/* Is anything waiting in t's mailboxes (dirty QPs, CQ events, packets)? */
+static bool sn_has_mail(struct sn_thread *t)
 {
     for (size_t i = 0; i < SN_MAX_OBJS / 64 / 64; i++)
         if (__atomic_load_n(&t->sh->summary[i], __ATOMIC_SEQ_CST) ||
             __atomic_load_n(&t->cq_ev.summary[i], __ATOMIC_SEQ_CST))
             return true;
-    return __atomic_load_n(&t->inbox, __ATOMIC_SEQ_CST) != NULL ||
-           __atomic_load_n(&t->eng->stop, __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&t->inbox, __ATOMIC_SEQ_CST) != NULL;
+}
+
+static bool sn_has_work(struct sn_thread *t)
+{
+    return sn_has_mail(t) || __atomic_load_n(&t->eng->stop, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Is another engine thread stalled: mail waiting for it, and its loop
+ * counter unchanged since our previous look (it is not running, or busy
+ * with a long batch)? A peer that runs picks its mail up by itself and
+ * needs no yield; this keeps spinning cheap on machines with a core per
+ * thread.
+ */
+static bool sn_peer_stalled(struct sn_thread *t)
+{
+    bool stalled = false;
+
+    for (unsigned i = 0; i < t->eng->ctl->nthreads; i++) {
+        struct sn_thread *u = sn_load(&t->eng->thr[i]);
+        uint64_t seq;
+
+        if (!u || u == t || !sn_has_mail(u))
+            continue;
+        seq = sn_load_rx(&u->qs_seq);
+        if (seq == t->peer_seq[i])
+            stalled = true;
+        t->peer_seq[i] = seq;
+    }
+    return stalled;
+}
+
+/*
+ * One step of an idle thread's spin: a pause, and every few steps (longer
+ * than a loop iteration of an idle peer) a look at the peers; the CPU goes
+ * to a stalled one, which may be waiting for this very CPU.
+ */
+static void sn_spin_step(struct sn_thread *t)
+{
+    sn_cpu_relax();
+    if (t->eng->ctl->nthreads > 1 && ++t->spin_steps % SN_PEER_CHECK == 0 &&
+        sn_peer_stalled(t)) {
+        sn_store_rx(&t->sh->yields, sn_load_rx(&t->sh->yields) + 1);
+        sched_yield();
+    }
 }
 
 static void sn_sleep(struct sn_thread *t, int64_t timeout_ns)
@@ -331,8 +386,10 @@ static void sn_sleep(struct sn_thread *t, int64_t timeout_ns)
     uint32_t w = __atomic_load_n(&t->sh->wake, __ATOMIC_SEQ_CST);
 
     __atomic_store_n(&t->sh->sleeping, 1, __ATOMIC_SEQ_CST);
-    if (!sn_has_work(t))
+    if (!sn_has_work(t)) {
+        sn_store_rx(&t->sh->sleeps, sn_load_rx(&t->sh->sleeps) + 1);
         sn_futex_wait(&t->sh->wake, w, timeout_ns);
+    }
     __atomic_store_n(&t->sh->sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -383,7 +440,7 @@ static void *sn_thread_main(void *arg)
                 t->heap[0]->at > now ? (int64_t)(t->heap[0]->at - now) : 0;
         if ((until_timer >= 0 && until_timer < SN_SLEEP_SLACK_NS) ||
             now - idle_since < t->spin_ns) {
-            sn_cpu_relax();
+            sn_spin_step(t);
             continue;
         }
         sn_sleep(t, until_timer < 0 ? -1 : until_timer - SN_SLEEP_SLACK_NS);
@@ -460,52 +517,62 @@ int sn_engine_create(const struct sn_engine_opts *opts, struct sn_engine **out)
     sn_list_init(&e->devs);
     e->next_dev = 1;
     for (unsigned i = 0; i < n; i++) {
-        e->thr[i] = sn_thread_new(e, i, opts);
-        if (!e->thr[i] || pthread_create(&e->thr[i]->tid, NULL, sn_thread_main,
-                                         e->thr[i]) != 0) {
-            free(e->thr[i]);
-            e->thr[i] = NULL;
+        struct sn_thread *t = sn_thread_new(e, i, opts);
+
+        if (!t || pthread_create(&t->tid, NULL, sn_thread_main, t) != 0) {
+            free(t);
             e->nthreads = i;
             sn_engine_destroy(e);
             return -ENOMEM;
         }
+        sn_store(&e->thr[i], t); /* running threads look at their peers */
         e->nthreads = i + 1;
     }
     *out = e;
     return 0;
 }
 
-/* Stops the threads and frees the engine; the caller freed the objects. */
+/* Frees a stopped thread and the packets it still held. */
+static void sn_thread_free(struct sn_thread *t)
+{
+    while (t->local) {
+        struct sn_pkt *p = t->local;
+
+        t->local = p->next;
+        sn_pkt_free(t, p);
+    }
+    for (struct sn_pkt *p = t->inbox, *nx; p; p = nx) {
+        nx = p->next;
+        sn_pkt_free(t, p);
+    }
+    while (t->heap_len) {
+        struct sn_timer *tm = t->heap[0];
+
+        sn_timer_cancel(t, tm);
+        if (tm->kind == SN_TM_PKT)
+            sn_pkt_free(t, sn_container_of(tm, struct sn_pkt, tm));
+    }
+    sn_pool_drain(t);
+    free(t->heap);
+    free(t);
+}
+
+/*
+ * Stops the threads and frees the engine; the caller freed the objects.
+ * Every thread is joined before any is freed: a running thread may still
+ * look at its peers (packets, CQ events, spinning).
+ */
 void sn_engine_destroy(struct sn_engine *e)
 {
     __atomic_store_n(&e->stop, 1, __ATOMIC_SEQ_CST);
     for (unsigned i = 0; i < e->nthreads; i++) {
-        struct sn_thread *t = e->thr[i];
-
-        __atomic_fetch_add(&t->sh->wake, 1, __ATOMIC_SEQ_CST);
-        sn_futex_wake(&t->sh->wake, 1);
-        pthread_join(t->tid, NULL);
-        while (t->local) {
-            struct sn_pkt *p = t->local;
-
-            t->local = p->next;
-            sn_pkt_free(t, p);
-        }
-        for (struct sn_pkt *p = t->inbox, *nx; p; p = nx) {
-            nx = p->next;
-            sn_pkt_free(t, p);
-        }
-        while (t->heap_len) {
-            struct sn_timer *tm = t->heap[0];
-
-            sn_timer_cancel(t, tm);
-            if (tm->kind == SN_TM_PKT)
-                sn_pkt_free(t, sn_container_of(tm, struct sn_pkt, tm));
-        }
-        sn_pool_drain(t);
-        free(t->heap);
-        free(t);
+        __atomic_fetch_add(&e->thr[i]->sh->wake, 1, __ATOMIC_SEQ_CST);
+        sn_futex_wake(&e->thr[i]->sh->wake, 1);
     }
+    for (unsigned i = 0; i < e->nthreads; i++)
+        pthread_join(e->thr[i]->tid, NULL);
+    for (unsigned i = 0; i < e->nthreads; i++)
+        sn_thread_free(e->thr[i]);
     if (e->def_trace)
         sn_trace_close(e->def_trace);
     munmap(e->ctl, sizeof(struct sn_shm_ctl));

@@ -317,6 +317,8 @@ struct sn_thread {
     struct sn_link cqwait[SN_MAX_OBJS]; /* QPs in WAIT, per CQ index */
     struct sn_pool pools[SN_POOL_CLASSES];
     uint32_t spin_ns;
+    uint32_t spin_steps;               /* idle spin steps (peer checks) */
+    uint64_t peer_seq[SN_MAX_THREADS]; /* peers' qs_seq at our last check */
 };
 
 struct sn_engine {

@@ -51,15 +51,25 @@ static void sn_inproc_close(struct sn_transport *tp)
     free(ip);
 }
 
-/* Engine options from RDN_SOFTNIC_THREADS and RDN_SOFTNIC_CPUS. */
+/*
+ * Engine options from RDN_SOFTNIC_THREADS, RDN_SOFTNIC_CPUS and
+ * RDN_SOFTNIC_SPIN_US (like rdn-nicd's --threads, --cpus and --spin-us).
+ */
 static void sn_inproc_opts(struct sn_engine_opts *o, int *cpus)
 {
     const char *th = getenv("RDN_SOFTNIC_THREADS");
     const char *cl = getenv("RDN_SOFTNIC_CPUS");
+    const char *spin = getenv("RDN_SOFTNIC_SPIN_US");
 
     memset(o, 0, sizeof(*o));
     o->threads = th ? (unsigned)atoi(th) : 1;
     o->spin_ns = SN_DEFAULT_SPIN_NS;
+    if (spin) {
+        unsigned long us = strtoul(spin, NULL, 10);
+
+        o->spin_ns =
+            us < UINT32_MAX / 1000u ? (uint32_t)us * 1000u : UINT32_MAX;
+    }
     o->cpus = cpus;
     while (cl && *cl && o->ncpus < SN_MAX_THREADS) {
         char *end;

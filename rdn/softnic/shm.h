@@ -34,6 +34,8 @@
 struct sn_shm_thread {
     _Alignas(64) uint32_t wake; /* futex word, bumped by every wake */
     uint32_t sleeping;          /* 1 while the thread may be asleep */
+    uint64_t sleeps;            /* futex sleeps so far (diagnostics) */
+    uint64_t yields;            /* CPU given to a peer with work (diag.) */
     _Alignas(64) uint64_t summary[SN_MAX_OBJS / 64 / 64];
     _Alignas(64) uint64_t dirty[SN_MAX_OBJS / 64];
 };
