@@ -4,7 +4,9 @@
  * The region is mapped with a guard tail of one page beyond the usable
  * size: a lock-free lookup may compare a key against a chunk that was just
  * recycled (assoc.c then retries), and the tail keeps such a read of up to
- * RDN_KEY_MAX bytes past the last chunk inside mapped memory.
+ * RDN_KEY_MAX bytes past the last chunk inside mapped memory. Nothing
+ * writes the tail, so its first bytes also serve as a permanently valid,
+ * all-zero item for the NIC (arena_zero_tail()).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -112,6 +114,11 @@ void *arena_page_alloc(size_t len)
         &arena.next, &off, off + len, memory_order_relaxed,
         memory_order_relaxed));
     return arena.base + off;
+}
+
+const void *arena_zero_tail(void)
+{
+    return arena.base != NULL ? arena.base + arena.size : NULL;
 }
 
 bool arena_contains(const void *p, size_t len)

@@ -64,6 +64,15 @@ const struct arena_hooks *arena_hooks(void);
  */
 void *arena_page_alloc(size_t len);
 
+/*
+ * The guard tail after the usable size: ARENA_TAIL_ZERO bytes that are zero
+ * forever (never handed out, never written) and inside the mapping, so NIC
+ * registration covers them. NULL when not ready. The cuckoo index points
+ * the descriptor of a never-used slot here (an item with stamp 0).
+ */
+#define ARENA_TAIL_ZERO 64
+const void *arena_zero_tail(void);
+
 /* True if [p, p + len) lies inside the arena. */
 bool arena_contains(const void *p, size_t len);
 

@@ -28,6 +28,12 @@ struct assoc_state assoc = {
 
 static _Atomic uint64_t ver[VER_STRIPES];
 
+/* The tombstone when there is no arena (tests of the index alone). */
+static const struct {
+    struct rdn_item head;
+    uint64_t tail;
+} no_arena_tombstone;
+
 /* ---- words and slots ------------------------------------------------- */
 
 static inline void store_word(uint64_t *w, uint64_t v)
@@ -85,17 +91,41 @@ static void slot_publish(const struct slot_ref *r, uint64_t match,
     write_end(v);
 }
 
+/*
+ * Empties a slot with one store of the match word. The descriptor keeps
+ * pointing at the item that was there: a NIC READ racing with the clear may
+ * still pair the old match word with it, and must then get a gather entry
+ * the NIC can execute (the item stays registered and is not reused before
+ * the reader horizon passes; the client rejects it by stamps and key). A
+ * zeroed descriptor would arm a WRITE with lkey 0 and kill that client's QP.
+ */
 void assoc_slot_clear(const struct slot_ref *r)
 {
-    uint64_t *w = slot_words(r);
     _Atomic uint64_t *v = stripe_of(r->bucket);
 
     write_begin(v);
-    store_word(&w[0], assoc.empty_match);
-    store_word(&w[1], 0);
-    store_word(&w[2], 0);
+    store_word(&slot_words(r)[0], assoc.empty_match);
     write_end(v);
     r->t->used--;
+}
+
+void assoc_table_init_slots(struct table *t)
+{
+    uint64_t count =
+        desc_count_word((uint32_t)rdn_item_total_len(0, 0),
+                        __atomic_load_n(&assoc.lkey, __ATOMIC_RELAXED));
+    uint64_t addr = htobe64(assoc.tomb_addr);
+
+    for (uint64_t i = 0; i < (t->mask + 1) * RDN_BUCKET_SLOTS; i++) {
+        t->words[i * SLOT_WORDS] = assoc.empty_match;
+        t->words[i * SLOT_WORDS + 1] = count;
+        t->words[i * SLOT_WORDS + 2] = addr;
+    }
+}
+
+const struct rdn_item *assoc_tombstone(void)
+{
+    return (const struct rdn_item *)(uintptr_t)assoc.tomb_addr;
 }
 
 /* Puts item it (fingerprint fp) into the empty slot r. wlock held. */
@@ -186,8 +216,10 @@ static struct rdn_item *bucket_find(struct table *t, uint64_t bucket,
 
         if (load_word(slot_words(&r)) != match)
             continue;
-        it = slot_item(&r); /* 0 if a delete cleared it meanwhile */
-        if (it != NULL && key_equals(it, key, nkey))
+        /* A delete may clear the slot meanwhile: the item it still names
+         * may then be freed, and the version check makes us retry. */
+        it = slot_item(&r);
+        if (key_equals(it, key, nkey))
             return it;
     }
     return NULL;
@@ -548,7 +580,11 @@ int assoc_replace(struct rdn_item *old_it, struct rdn_item *new_it,
     return rc;
 }
 
-/* Rewrites the count|lkey word of every occupied slot of t. */
+/*
+ * Rewrites the lkey half of every slot's count|lkey word in t, empty slots
+ * included: their descriptors (the tombstone, or the item last there) must
+ * stay executable for a READ that races with the next insert.
+ */
 static void relabel_lkey(struct table *t)
 {
     if (t == NULL)
@@ -557,13 +593,12 @@ static void relabel_lkey(struct table *t)
         for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
             struct slot_ref r = {t, b, i};
             _Atomic uint64_t *v = stripe_of(b);
+            uint64_t *w = &slot_words(&r)[1];
+            struct mlx5_data_seg d;
 
-            if (slot_empty(&r))
-                continue;
+            memcpy(&d, w, sizeof(*w)); /* wlock: no other writer */
             write_begin(v);
-            store_word(
-                &slot_words(&r)[1],
-                desc_count_word((uint32_t)item_len(slot_item(&r)), assoc.lkey));
+            store_word(w, desc_count_word(be32toh(d.byte_count), assoc.lkey));
             write_end(v);
         }
 }
@@ -571,7 +606,7 @@ static void relabel_lkey(struct table *t)
 void assoc_set_lkey(uint32_t lkey)
 {
     pthread_mutex_lock(&assoc.wlock);
-    assoc.lkey = lkey;
+    __atomic_store_n(&assoc.lkey, lkey, __ATOMIC_RELAXED);
     relabel_lkey(atomic_load(&assoc.old));
     relabel_lkey(atomic_load(&assoc.cur));
     pthread_mutex_unlock(&assoc.wlock);
@@ -597,6 +632,11 @@ int assoc_init(unsigned hashpower, const struct arena_hooks *hooks)
     }
     assoc.hooks = *hooks;
     assoc.empty_match = rdn_slot_match(0);
+    /* Without an arena no NIC reads the table: any zero item will do. */
+    assoc.tomb_addr =
+        (uint64_t)(uintptr_t)(arena_ready()
+                                  ? arena_zero_tail()
+                                  : (const void *)&no_arena_tombstone);
     t = assoc_table_new(hashpower);
     if (t == NULL) {
         pthread_mutex_unlock(&assoc.wlock);
@@ -643,7 +683,7 @@ void assoc_stop(void)
     atomic_store(&assoc.generation, 0);
     assoc.expansions = assoc.displacements = 0;
     assoc.expand_wanted = false;
-    assoc.lkey = 0;
+    __atomic_store_n(&assoc.lkey, 0, __ATOMIC_RELAXED);
     assoc.running = false;
     pthread_mutex_unlock(&assoc.wlock);
 }

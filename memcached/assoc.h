@@ -11,21 +11,35 @@
  * slot to its new place before clearing the old one, so a key that is
  * present is always in at least one of its buckets.
  *
- * Slot store order (what a NIC reader can see; each store is 8 bytes):
+ * Slot store order (what a NIC reader can see; each store is 8 bytes). A
+ * READ of a bucket is not atomic: it may combine any of the values each
+ * word held while it ran. So the rule is that every descriptor word a slot
+ * ever holds is part of an executable gather entry: the lkey is always the
+ * arena's (assoc_set_lkey() relabels every slot), and every address is the
+ * start of an item or the tombstone (assoc_tombstone(), in the arena's
+ * zero tail), all inside the registered arena; the arena's registration
+ * extends an item's largest size past its end, so any address paired with
+ * any byte count stays inside it. A slot is never zeroed:
+ *   fresh:   the empty match word and the tombstone's descriptor.
  *   insert:  descriptor (address, then count/lkey), then the match word:
  *            the slot matches only once it points at the item.
- *   delete:  the match word (back to the empty word), then the descriptor.
+ *   delete:  the match word alone (back to the empty word); the descriptor
+ *            keeps naming the deleted item, so a READ that still saw the
+ *            old match word sends that item (its memory is not reused until
+ *            the reader horizon passes it; the client checks stamps and key).
  *   replace: same key, so the match word stays; the descriptor is rewritten
  *            (address, then count/lkey). A reader racing with it may get the
  *            new address with the old byte count or the reverse; it detects
  *            that because it checks both stamps, the key, and that the byte
  *            count is rdn_item_total_len() of the header it received
- *            (proto/item.h). It never sees a slot that matches and points
- *            at nothing.
+ *            (proto/item.h).
  *   move:    the destination slot is written as an insert, then the source
  *            slot is cleared as a delete. A NIC reader that reads the two
  *            buckets at different instants may miss a key being moved (a
  *            false miss, never a wrong value); CPU readers never miss.
+ * So no READ sees a slot that matches and points at nothing: the worst a
+ * race yields is a torn item (stamp 0 for the tombstone), never a WRITE the
+ * NIC rejects.
  *
  * Growth: when the table is 90% full, or an insert finds no displacement
  * path, a table twice as large is built: the new table becomes the one
@@ -128,9 +142,18 @@ int assoc_delete(struct rdn_item *it, const struct rdn_keyhash *kh);
 
 /*
  * The lkey written into every descriptor (the item arena's memory region);
- * 0 until set. Rewrites the descriptors already in the table.
+ * 0 until set. Rewrites the lkey of every slot already in the table, empty
+ * ones included. Call it before any NIC reads the table.
  */
 void assoc_set_lkey(uint32_t lkey);
+
+/*
+ * The item a never-used slot's descriptor names: all zero (stamp 0, so a
+ * client that gets it judges the read torn), rdn_item_total_len(0, 0)
+ * bytes, in the arena's zero tail (arena_zero_tail()), or a static zero
+ * item when assoc_init() ran without an arena. Valid after assoc_init().
+ */
+const struct rdn_item *assoc_tombstone(void);
 
 struct assoc_info {
     void *buckets;     /* the table inserts go to (NIC-visible) */

@@ -68,8 +68,7 @@ struct table *assoc_table_new(unsigned hashpower)
         free(t);
         return NULL;
     }
-    for (uint64_t i = 0; i < nbuckets * RDN_BUCKET_SLOTS; i++)
-        t->words[i * SLOT_WORDS] = assoc.empty_match;
+    assoc_table_init_slots(t);
     return t;
 }
 

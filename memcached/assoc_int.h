@@ -65,7 +65,8 @@ struct assoc_state {
     pthread_t thread;
     struct arena_hooks hooks;
     uint64_t empty_match; /* rdn_slot_match(0) */
-    uint32_t lkey;
+    uint64_t tomb_addr;   /* assoc_tombstone(), set by assoc_init() */
+    uint32_t lkey;        /* written under wlock, read atomically */
     assoc_switch_fn switch_fn;
     void *switch_ctx;
 
@@ -155,8 +156,11 @@ static inline void reader_exit(unsigned phase)
 bool assoc_place(struct table *t, const struct rdn_keyhash *kh,
                  const struct rdn_item *it);
 
-/* Empties an occupied slot (match word first, then the descriptor). */
+/* Empties an occupied slot: the match word only, the descriptor stays. */
 void assoc_slot_clear(const struct slot_ref *r);
+
+/* Fills a fresh table: empty match words, tombstone descriptors. */
+void assoc_table_init_slots(struct table *t);
 
 /* Stashes it under fingerprint fp; false if the stash is full. */
 bool assoc_stash_add(uint64_t fp, const struct rdn_item *it);

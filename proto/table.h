@@ -17,12 +17,17 @@
  *                   be64 address of the struct rdn_item.
  *
  * An empty slot holds the match word of fingerprint 0, which no key has
- * (proto/keyhash.h never yields 0), and a zero descriptor.
+ * (proto/keyhash.h never yields 0), and a descriptor that is still a valid
+ * gather entry (the item last there, or an all-zero tombstone item): the
+ * NOP carries it harmlessly.
  *
- * Concurrency: the CPU writes a slot as two 8-byte stores of the match word
- * and the descriptor; a reader may see a new match word with an old
- * descriptor (or the reverse) only for an instant, and the item's stamp and
- * key checks (proto/item.h) reject such a read.
+ * Concurrency: the CPU writes a slot as 8-byte stores of the match word and
+ * the descriptor's two words, and a READ may combine words of different
+ * instants. The writer (memcached/assoc.h) therefore never stores an
+ * unexecutable descriptor (no zero lkey or address, ever): a READ that
+ * pairs a match word with a descriptor of another instant makes the NIC
+ * send an item that is registered memory, and the item's stamp and key
+ * checks (proto/item.h) reject such a read. It never faults the QP.
  */
 #ifndef PROTO_TABLE_H
 #define PROTO_TABLE_H
@@ -51,8 +56,7 @@ _Static_assert(sizeof(struct rdn_bucket) == 96, "bucket is 96 B");
 /* The match word a slot holds for fingerprint fp (0 = empty slot). */
 static inline uint64_t rdn_slot_match(uint64_t fp)
 {
-    return mlx5_ctrl_id48_word(fp & RDN_FP_MASK, MLX5_OPCODE_NOP,
-                               RDN_SLOT_DS);
+    return mlx5_ctrl_id48_word(fp & RDN_FP_MASK, MLX5_OPCODE_NOP, RDN_SLOT_DS);
 }
 
 #endif /* PROTO_TABLE_H */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "memcached/arena.h"
 #include "memcached/assoc.h"
 #include "t/testutil.h"
 
@@ -116,8 +117,27 @@ static uint64_t match_fp_of(const uint8_t *m)
 }
 
 /*
+ * An empty slot's descriptor stays executable by the NIC: the lkey, and
+ * either the tombstone or an item that was there (a header with a key).
+ */
+static void check_empty_desc(const uint8_t *slot, uint32_t lkey)
+{
+    const struct rdn_item *it =
+        (const struct rdn_item *)(uintptr_t)be64_at(slot + 16);
+
+    REQUIRE(be32_at(slot + 12) == lkey);
+    REQUIRE(it != NULL);
+    if (it == assoc_tombstone()) {
+        REQUIRE(be32_at(slot + 8) == rdn_item_total_len(0, 0));
+        return;
+    }
+    REQUIRE(it->nkey >= 1 && it->nkey <= RDN_KEY_MAX);
+    REQUIRE(be32_at(slot + 8) == rdn_item_total_len(it->nkey, it->nbytes));
+}
+
+/*
  * Walks a table byte by byte and checks every slot: empty slots are the
- * fingerprint-0 word and a zero descriptor; an occupied slot holds its
+ * fingerprint-0 word and an executable descriptor; an occupied slot holds its
  * item's fingerprint, sits in one of its key's two buckets and describes
  * the item exactly (be32 total length, be32 lkey, be64 address). Returns
  * the number of occupied slots.
@@ -137,8 +157,7 @@ static uint64_t check_table(const void *buckets, uint64_t nbuckets,
             struct rdn_keyhash kh;
 
             if (memcmp(slot, empty, 8) == 0) {
-                for (int k = 8; k < 24; k++)
-                    REQUIRE(slot[k] == 0);
+                check_empty_desc(slot, lkey);
                 continue;
             }
             used++;
@@ -324,15 +343,140 @@ START_TEST(test_descriptor_bytes)
     ck_assert_uint_eq(be32_at(slot + 8), 24 + 32 + 8);
     ck_assert_uint_eq(be64_at(slot + 16), (uintptr_t)it2);
 
-    /* delete: back to the empty word and a zero descriptor */
+    /* delete: back to the empty word; the descriptor still names it2, so
+     * a NIC READ that raced with the delete gets a WRITE that executes */
     ck_assert_int_eq(assoc_delete(it2, &kh), 0);
     expected_match(0, want);
     ck_assert_mem_eq(slot, want, 8);
     ck_assert_mem_eq(slot, "\0\0\0\0\0\0\0\x03", 8);
-    for (int i = 8; i < 24; i++)
-        REQUIRE(slot[i] == 0);
+    ck_assert_uint_eq(be32_at(slot + 8), 24 + 32 + 8);
+    ck_assert_mem_eq(slot + 12, "\x55\x66\x77\x88", 4);
+    ck_assert_uint_eq(be64_at(slot + 16), (uintptr_t)it2);
     ck_assert_uint_eq(check_table(info.buckets, 256, 0x55667788), 0);
+    /* the lkey of empty slots is rewritten too */
+    assoc_set_lkey(0x01020304);
+    ck_assert_mem_eq(slot + 12, "\x01\x02\x03\x04", 4);
+    ck_assert_uint_eq(check_table(info.buckets, 256, 0x01020304), 0);
     assoc_stop();
+}
+END_TEST
+
+/* ---- what a racing NIC READ can see ---------------------------------- */
+
+#define RACE_HP    3
+#define RACE_WORDS ((1u << RACE_HP) * RDN_BUCKET_SLOTS * 3)
+#define RACE_LKEY  0x0badcafeu
+
+/* An item carved from the arena, as slabs.c hands them out. */
+static struct rdn_item *arena_item(const char *key, const char *value)
+{
+    size_t nkey = strlen(key), nbytes = strlen(value);
+    struct rdn_item *it = arena_page_alloc(rdn_item_total_len(nkey, nbytes));
+
+    REQUIRE(it != NULL);
+    it->stamp = __atomic_fetch_add(&next_stamp, 1, __ATOMIC_RELAXED);
+    it->nkey = (uint16_t)nkey;
+    it->nbytes = (uint32_t)nbytes;
+    memcpy(rdn_item_key(it), key, nkey);
+    memcpy(rdn_item_value(it), value, nbytes);
+    *rdn_item_tail(it) = it->stamp;
+    return it;
+}
+
+/*
+ * Whether a WRITE gathering {count|lkey word, address word} executes on
+ * the NIC: the arena's lkey and a range starting at an item (or the
+ * tombstone) inside the arena, no longer than the longest item
+ * (rdn_offload_arena_map registers that much past the arena's end).
+ */
+static bool desc_executable(uint64_t count_word, uint64_t addr_word,
+                            size_t longest)
+{
+    const uint8_t *cw = (const uint8_t *)&count_word;
+    uint64_t addr = be64toh(addr_word);
+    uint64_t base = (uintptr_t)arena_base();
+
+    return be32_at(cw + 4) == RACE_LKEY && be32_at(cw) >= 32 &&
+           be32_at(cw) <= longest && addr >= base &&
+           addr <= base + arena_size() &&
+           (addr != base + arena_size() ||
+            addr == (uintptr_t)assoc_tombstone());
+}
+
+/*
+ * A READ racing with a mutation may take each 8-byte word of a slot from
+ * before or after it. For every slot and every such mix whose match word
+ * matches some key, the descriptor must execute.
+ */
+static void check_mixes(const uint64_t *pre, const uint64_t *post,
+                        size_t longest)
+{
+    uint64_t empty = rdn_slot_match(0);
+
+    for (unsigned s = 0; s < RACE_WORDS / 3; s++)
+        for (unsigned mix = 0; mix < 8; mix++) {
+            const uint64_t *w[3];
+
+            for (unsigned k = 0; k < 3; k++)
+                w[k] = (mix >> k & 1 ? post : pre) + s * 3 + k;
+            if (*w[0] == empty)
+                continue;
+            REQUIRE(desc_executable(*w[1], *w[2], longest));
+        }
+}
+
+/*
+ * Inserts (with displacements), replaces, deletes and a growth, all in a
+ * tiny table: after each, every slot's descriptor, empty or not, executes,
+ * and so does every before/after mix a racing READ could combine.
+ */
+START_TEST(test_racing_read_never_faults)
+{
+    enum { N = 28 };
+    struct rdn_item *items[N];
+    uint64_t pre[RACE_WORDS], post[RACE_WORDS];
+    struct assoc_info info;
+    size_t longest = 0;
+    char key[64], val[64];
+
+    ck_assert_int_eq(arena_init(1 << 20, NULL), 0);
+    ck_assert_int_eq(assoc_init(RACE_HP, NULL), 0);
+    assoc_set_lkey(RACE_LKEY);
+    ck_assert_ptr_eq(assoc_tombstone(), arena_zero_tail());
+    for (unsigned i = 0; i < ARENA_TAIL_ZERO; i++)
+        REQUIRE(((const uint8_t *)assoc_tombstone())[i] == 0);
+    assoc_get_info(&info);
+    memcpy(post, info.buckets, sizeof(post));
+    check_mixes(post, post, 32); /* fresh: every slot the tombstone */
+    for (unsigned i = 0; i < 3 * N; i++) {
+        struct rdn_item *it = items[i % N];
+        struct rdn_keyhash kh;
+
+        key_name(key, "race", i % N);
+        snprintf(val, sizeof(val), "%0*u", (int)(i * 7 % 40), i);
+        memcpy(pre, info.buckets, sizeof(pre));
+        if (i < N) { /* fills the table to 87%: displacements */
+            items[i] = arena_item(key, val);
+            REQUIRE(insert_item(items[i]) == 0);
+        } else if (i < 2 * N) {
+            items[i % N] = arena_item(key, val);
+            assoc_keyhash(key, strlen(key), &kh);
+            REQUIRE(assoc_replace(it, items[i % N], &kh) == 0);
+        } else {
+            REQUIRE(delete_item(it) == 0);
+        }
+        if (i < 2 * N && rdn_item_total_len(strlen(key), strlen(val)) > longest)
+            longest = rdn_item_total_len(strlen(key), strlen(val));
+        memcpy(post, info.buckets, sizeof(post));
+        check_mixes(pre, post, longest);
+        check_mixes(post, post, longest);
+    }
+    ck_assert_int_eq(assoc_stat("assoc_expansions"), 0);
+    ck_assert_int_ge(assoc_stat("assoc_displacements"), 1);
+    ck_assert_uint_eq(assoc_count(), 0);
+    ck_assert_uint_eq(check_table(info.buckets, info.nbuckets, RACE_LKEY), 0);
+    assoc_stop();
+    arena_destroy();
 }
 END_TEST
 
@@ -829,6 +973,7 @@ int main(void)
     tcase_add_test(tc, test_replace);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_descriptor_bytes);
+    tcase_add_test(tc, test_racing_read_never_faults);
     tcase_add_test(tc, test_displacement_path);
     tcase_add_test(tc, test_high_load);
     tcase_add_test(tc, test_fingerprint_collisions);
