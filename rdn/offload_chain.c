@@ -22,16 +22,24 @@ static uint32_t wqebb_of(unsigned ds)
     return (ds * MLX5_SEND_WQE_DS + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB;
 }
 
-/* WQEBBs one iteration takes on worker a (head + READ + CASes). */
-static uint32_t wa_unit(void)
+/* WQEBBs of a worker's head, READ and CASes. */
+static uint32_t worker_base(void)
 {
     return OFL_HEAD_WQEBB + wqebb_of(OFL_READ_DS) + RDN_BUCKET_SLOTS;
 }
 
-/* Worker b also waits for both workers' CASes and enables resp. */
+/* Worker a also waits for worker b's previous enable, then enables each
+ * of its response WQEs once its CAS completed (see enable_resp()). */
+static uint32_t wa_unit(void)
+{
+    return worker_base() + 1 + 2 * RDN_BUCKET_SLOTS;
+}
+
+/* Worker b also waits for its CASes and worker a's enables, and enables
+ * the rest of resp. */
 static uint32_t wb_unit(void)
 {
-    return wa_unit() + 3;
+    return worker_base() + 3;
 }
 
 static uint32_t resp_unit(void)
@@ -217,6 +225,43 @@ static int post_body(struct ofl_pipe *p, uint64_t k, struct ofl_iter *it,
     return rc;
 }
 
+/*
+ * Releases iteration k's response WQEs as early as their CASes allow, so
+ * the response queue's WQEs of bucket 1 run while worker a's later CASes
+ * and worker b's are still in flight:
+ *   wa: WAIT(wb's enable of k - 1)  then per slot i: WAIT(CAS i)
+ *       SEND_EN(resp up to resp[i])  (the last one signaled)
+ *   wb: WAIT(its last CAS)  WAIT(wa's last enable)  SEND_EN(resp: all of k)
+ * Every enable thus follows the completion of the CASes of every WQE it
+ * releases, and the enables of resp come in ring order (wa's of k after
+ * wb's of k - 1, wb's of k after wa's of k), so a limit never overtakes
+ * an unresolved WQE whatever order the workers run in.
+ */
+static int enable_resp(struct ofl_pipe *p, const struct ofl_iter *it,
+                       const struct chain_wqe *cas)
+{
+    struct chain_wqe wa_last, wb_en;
+    int rc = chain_wait(&p->wa, p->wb.scq, p->wb_en_count, 0, NULL);
+
+    for (unsigned i = 0; i < RDN_BUCKET_SLOTS && rc == 0; i++) {
+        rc = chain_wait_wqe(&p->wa, &cas[i], 0, NULL);
+        if (rc == 0)
+            rc = chain_send_en(&p->wa, &p->resp, it->resp[i].index + 1,
+                               i + 1 == RDN_BUCKET_SLOTS ? CHAIN_SIGNALED : 0,
+                               &wa_last);
+    }
+    if (rc == 0)
+        rc = chain_wait_wqe(&p->wb, &cas[OFL_RESP_WQES - 1], 0, NULL);
+    if (rc == 0)
+        rc = chain_wait_wqe(&p->wb, &wa_last, 0, NULL);
+    if (rc == 0)
+        rc =
+            chain_send_en(&p->wb, &p->resp, p->resp.pi, CHAIN_SIGNALED, &wb_en);
+    if (rc == 0)
+        p->wb_en_count = wb_en.cq_count;
+    return rc;
+}
+
 /* Room for one more iteration on every ring. */
 static bool have_room(const struct ofl_pipe *p)
 {
@@ -226,9 +271,9 @@ static bool have_room(const struct ofl_pipe *p)
 }
 
 /*
- * Arms iteration k = p->armed: its body on both workers and resp, worker
- * b's ordering tail, the heads of k + 1, then its receive. The layout must
- * be exactly one unit per ring, which the heads' enable indexes assume.
+ * Arms iteration k = p->armed: its body on both workers and resp, the
+ * workers' enables of resp, the heads of k + 1, then its receive. The layout
+ * must be exactly one unit per ring, which the heads' enable indexes assume.
  */
 static int arm_one(struct ofl_pipe *p)
 {
@@ -242,11 +287,7 @@ static int arm_one(struct ofl_pipe *p)
         return -ENOSPC;
     rc = post_body(p, k, it, read, cas, &imm);
     if (rc == 0)
-        rc = chain_wait_wqe(&p->wb, &cas[OFL_RESP_WQES - 1], 0, NULL);
-    if (rc == 0)
-        rc = chain_wait_wqe(&p->wb, &cas[RDN_BUCKET_SLOTS - 1], 0, NULL);
-    if (rc == 0)
-        rc = chain_send_en(&p->wb, &p->resp, p->resp.pi, 0, NULL);
+        rc = enable_resp(p, it, cas);
     it->wa_end = p->wa.pi;
     it->wb_end = p->wb.pi;
     it->resp_end = p->resp.pi;

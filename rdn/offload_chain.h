@@ -20,14 +20,22 @@
  *                        descriptors onto their data segments
  *       CAS resp[0..3].ctrl (first FENCE: after the READ landed):
  *           compare = the request's match word, swap = a real WRITE
+ *       WAIT(wb CQ: its enable of iteration k-1)
+ *       for i in 0..3: WAIT(wa CQ: CAS i)  SEND_EN(resp up to resp[i])
  *   wb: WAIT(resp recv CQ >= k+1)  SEND_EN(wb: body k, head k+1)
  *       READ bucket 2 -> resp 4..7; CAS resp[4..7].ctrl
- *       WAIT(wb CQ: its CASes)  WAIT(wa CQ: its CASes)
+ *       WAIT(wb CQ: its CASes)  WAIT(wa CQ: its last enable)
  *       SEND_EN(resp: iteration k)
  *   resp: resp[0..7], WRITE_IMM(generation word -> slot header, request id)
  *
- * Doorbell-ordered steps per GET: two (the workers' self-enable after the
- * receive, and the response queue's enable after both workers' CASes). The
+ * Doorbell-ordered steps per GET: the workers' self-enable after the
+ * receive, then the response queue's enables. resp runs its WQEs one at a
+ * time, so worker a releases each of its four as soon as that slot's CAS
+ * completed: they run while its later CASes and worker b's are still in
+ * flight, and only bucket 2's WQEs and the WRITE_IMM wait for all eight.
+ * Every enable follows the CASes of all the WQEs it releases, and resp's
+ * enables come in ring order (wa's of k after wb's of k-1, wb's after
+ * wa's), so no limit ever releases an unresolved WQE. The
  * head of iteration k+1 is written when iteration k is armed, and the
  * receive of iteration k is posted only after that, so a SEND_EN never
  * releases WQEs that are not written yet. Response WQEs of iteration k
@@ -75,6 +83,7 @@ struct ofl_pipe {
     uint64_t received;     /* receive completions seen */
     uint64_t done;         /* iterations completed */
     uint64_t hits, misses; /* completed iterations with / without a WRITE */
+    uint32_t wb_en_count;  /* wb's CQ count once its last resp enable ran */
     bool started;
     bool failed; /* a QP of the pipeline is in the error state */
 };

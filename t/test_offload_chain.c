@@ -374,6 +374,59 @@ START_TEST(hostile_bucket_fails_only_its_client)
 }
 END_TEST
 
+/* Waits (bounded) for a pipeline to fail; true if it did. */
+static bool pipe_fails(struct peer *p)
+{
+    for (int i = 0; i < 200 && !ofl_pipe_failed(&p->l.pipe); i++) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+
+        nanosleep(&ts, NULL);
+    }
+    return ofl_pipe_failed(&p->l.pipe);
+}
+
+/*
+ * A READ that raced with a delete (memcached/assoc.c) takes the old match
+ * word from before the clear and the descriptor from after it. The clear
+ * leaves the descriptor in place, so that snapshot sends the old item
+ * (registered, not yet reused): a hit the client may use or reject, never a
+ * fault. A never-used slot names the all-zero tombstone: torn. For contrast,
+ * the zeroed descriptor the clear used to leave arms a WRITE with lkey 0,
+ * which kills that client's QP.
+ */
+START_TEST(read_mid_clear_never_faults)
+{
+    struct rdn_keyhash kh = hash("racing");
+    struct rdn_slot *slot =
+        &((struct rdn_bucket *)
+              w.t.buckets.ptr)[kh.bucket1 & ((1u << HASHPOWER) - 1)]
+             .slot[1];
+    struct rdn_item *tomb = make_item("t", "", 0, 0, false);
+    struct rdn_slot old;
+
+    put("racing", "old value", 1, 1);
+    old = *slot;
+    slot->match = rdn_slot_match(0); /* the delete's one store */
+    expect("racing", OFL_MISS);
+    slot->match = old.match; /* the READ's view: the match word from before */
+    expect_value("racing", "old value", 9);
+
+    memset(tomb, 0, rdn_item_total_len(1, 0)); /* a fresh slot's tombstone */
+    slot->desc.byte_count = htobe32((uint32_t)rdn_item_total_len(0, 0));
+    slot->desc.addr = htobe64((uint64_t)(uintptr_t)tomb);
+    expect("racing", OFL_TORN);
+    ck_assert(!ofl_pipe_failed(&w.a.l.pipe));
+
+    peer_open(&w.b);
+    memset(&slot->desc, 0, sizeof(slot->desc));
+    ck_assert_int_ge(ofl_client_send(&w.b.l.cli, &w.geo, &kh), 0);
+    ck_assert(pipe_fails(&w.b));
+    slot->match = rdn_slot_match(0);
+    expect("racing", OFL_MISS);
+    ck_assert(!ofl_pipe_failed(&w.a.l.pipe));
+}
+END_TEST
+
 /* Posts one RDMA op from b's client QP; returns its completion status. */
 static int client_rdma(uint8_t op, struct chain_loc remote)
 {
@@ -500,6 +553,7 @@ int main(void)
     tcase_add_test(tc, several_in_flight);
     tcase_add_test(tc, rearm_over_many_requests);
     tcase_add_test(tc, hostile_bucket_fails_only_its_client);
+    tcase_add_test(tc, read_mid_clear_never_faults);
     tcase_add_test(tc, checker_finds_no_hazard);
     tcase_add_test(tc, client_reaches_no_server_memory);
     suite_add_tcase(s, tc);
