@@ -132,6 +132,62 @@ START_TEST(cx5_model_times_follow_the_table)
 }
 END_TEST
 
+/*
+ * A WAIT for the first of four CAS completions resumes when that one
+ * completed in model time, not when the last completion pushed before the
+ * engine got back to the WAIT did (worker queues of the GET chain wait on
+ * CQs that keep filling).
+ */
+START_TEST(cx5_wait_resumes_when_its_count_was_reached)
+{
+    struct rnic_open_opts o = {.model = "cx5", .trace = path};
+    struct sn_trace_rec r[16], *wait = NULL, *cas[4];
+    struct sn_timing tm;
+    const char *why;
+    struct tdev d;
+    struct tq a, b;
+    struct tw w;
+    struct rnic_wc wc[5];
+    int n, ncas = 0;
+
+    ck_assert_int_eq(sn_timing_get("cx5", NULL, &tm, &why), 0);
+    tdev_open(&d, &o, 1 << 16, ALL_ACCESS);
+    tq_create(&a, &d, 0, 16, 0);
+    tq_connect(&a, &a);
+    tq_create(&b, &d, RNIC_QP_CROSS_CHANNEL, 16, 0);
+    tq_connect(&b, &b);
+    for (int i = 0; i < 4; i++) {
+        tw_ctrl(&w, MLX5_OPCODE_ATOMIC_CS, MLX5_WQE_CTRL_CQ_UPDATE);
+        tw_raddr(&w, (uintptr_t)d.mem + 4096 + 8 * i, d.mr->rkey);
+        tw_atomic(&w, 1, 0);
+        tw_data(&w, 8, d.mr->lkey, d.mem + 8192 + 8 * i);
+        tq_post(&a, &w);
+    }
+    tw_ctrl(&w, MLX5_OPCODE_WAIT, 0);
+    tw_waiten(&w, 1, rnic_cq_num(d.scq));
+    tq_post(&b, &w);
+    tw_ctrl(&w, MLX5_OPCODE_NOP, MLX5_WQE_CTRL_CQ_UPDATE);
+    tq_post(&b, &w);
+    tq_ring(&b); /* the WAIT blocks first */
+    ck_assert_int_eq(tquiet(d.scq, 5), 0);
+    tq_ring(&a);
+    ck_assert_int_eq(tpoll(d.scq, wc, 5, TMS), 5);
+    tdev_close(&d);
+
+    n = read_trace(r, 16);
+    for (int i = 0; i < n; i++) {
+        if (r[i].opcode == MLX5_OPCODE_WAIT)
+            wait = &r[i];
+        else if (r[i].opcode == MLX5_OPCODE_ATOMIC_CS && ncas < 4)
+            cas[ncas++] = &r[i];
+    }
+    ck_assert_ptr_nonnull(wait);
+    ck_assert_int_eq(ncas, 4);
+    ck_assert_uint_eq(wait->end_ns, cas[0]->end_ns + tm.wait_ns);
+    ck_assert_uint_lt(wait->end_ns, cas[3]->end_ns);
+}
+END_TEST
+
 START_TEST(timing_overrides_and_errors)
 {
     struct sn_timing tm;
@@ -181,6 +237,7 @@ static Suite *trace_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, trace_has_every_wqe_in_order);
     tcase_add_test(tc, cx5_model_times_follow_the_table);
+    tcase_add_test(tc, cx5_wait_resumes_when_its_count_was_reached);
     tcase_add_test(tc, timing_overrides_and_errors);
     tcase_add_test(tc, rdn_trace_prints_the_timeline);
     suite_add_tcase(s, tc);

@@ -91,6 +91,7 @@ void sn_cq_push(struct sn_thread *t, struct sn_cq *cq, struct sn_cqe *cqe)
     slot->nic_ns = cqe->nic_ns;
     if (cqe->nic_ns > cq->last_ns)
         __atomic_store_n(&cq->last_ns, cqe->nic_ns, __ATOMIC_RELAXED);
+    slot->upto_ns = cq->last_ns;
     __atomic_store_n(&slot->seq, (uint32_t)idx, __ATOMIC_RELEASE);
     __atomic_store_n(&cq->count, idx + 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&cq->sh->prod, idx + 1, __ATOMIC_RELEASE);

@@ -418,6 +418,24 @@ static inline uint32_t sn_cq_count(struct sn_cq *cq)
     return (uint32_t)sn_load(&cq->count);
 }
 
+/*
+ * Timed models: the NIC time at which cq held its first count completions,
+ * i.e. when a WAIT for count is satisfied. A WAIT that starts later than
+ * that still runs at its own start; one that was waiting resumes then, not
+ * at the time of whatever completion came last. Falls back to the latest
+ * completion's time when that entry was already overwritten.
+ */
+static inline uint64_t sn_cq_count_ns(struct sn_cq *cq, uint32_t count)
+{
+    const struct sn_cqe *e = &cq->ring[(count - 1) & cq->mask];
+
+    if (count == 0)
+        return 0;
+    if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) == count - 1)
+        return e->upto_ns;
+    return __atomic_load_n(&cq->last_ns, __ATOMIC_RELAXED);
+}
+
 /* ---- sq.c: requester -------------------------------------------------- */
 
 /* Runs the QP: retires completions, executes WQEs (owner thread). */

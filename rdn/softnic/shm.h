@@ -65,7 +65,9 @@ struct sn_cqe {
     uint32_t seq;      /* low 32 bits of this entry's absolute index */
     uint64_t ready_ns; /* timed models: not visible to the host before */
     uint64_t nic_ns;   /* timed models: completion time inside the NIC */
-    uint8_t pad[16];
+    uint64_t upto_ns;  /* timed models: NIC time by which this entry and
+                          every earlier one existed (running max of nic_ns) */
+    uint8_t pad[8];
 };
 
 _Static_assert(sizeof(struct sn_cqe) == 64, "sn_cqe is 64 B");

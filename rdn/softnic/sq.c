@@ -498,7 +498,7 @@ static bool sn_op_wait(struct sn_thread *t, struct sn_qp *qp, struct sn_wqe *w,
         sn_wait_unregister(t, qp);
     }
     if (qp->dev->tm.timed) { /* runs once the completion it needs exists */
-        qp->next_ns = sn_max64(qp->next_ns, sn_load_rx(&cq->last_ns));
+        qp->next_ns = sn_max64(qp->next_ns, sn_cq_count_ns(cq, qp->wait_idx));
         w->end = qp->next_ns + qp->dev->tm.wait_ns;
     }
     return false;
@@ -558,7 +558,7 @@ static int sn_wait_resume(struct sn_thread *t, struct sn_qp *qp)
     if (qp->wait_fetch_ns)
         o->fetch_ns = qp->wait_fetch_ns;
     if (qp->dev->tm.timed) {
-        qp->next_ns = sn_max64(qp->next_ns, sn_load_rx(&cq->last_ns));
+        qp->next_ns = sn_max64(qp->next_ns, sn_cq_count_ns(cq, qp->wait_idx));
         end = qp->next_ns + qp->dev->tm.wait_ns;
     }
     sn_out_end(t, qp, o, qp->wait_nbb, 0, true, end);
