@@ -169,11 +169,13 @@ struct chain_loc chain_buf_loc(const struct chain_buf *b, size_t off,
 /*
  * How long a waiter polls a CQ before it sleeps in rnic_cq_wait(): longer
  * than any single RDMA round trip softnic models (a 64 KB READ under cx5
- * is about 8 us), so that latency is measured, not a wake-up. Every client
- * in the tree (librdn, the baselines, the benches) uses this one budget so
+ * is about 8 us), so that latency is measured, not a wake-up, yet short,
+ * so a waiter sharing a core with a server thread (the benches' RPC
+ * baselines on a 2-core machine) soon lets it run. Every client in the
+ * tree (librdn, the baselines, the benches) uses this one budget so
  * systems are compared with the same wait policy.
  */
-#define CHAIN_POLL_SPIN_NS 200000
+#define CHAIN_POLL_SPIN_NS 20000
 
 /*
  * Waits up to timeout_ms for one completion of cq (polling for
