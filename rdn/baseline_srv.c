@@ -57,6 +57,7 @@ struct bl_srv {
     _Atomic bool stop;
 
     pthread_mutex_t lock;        /* clients, the poller's start */
+    pthread_cond_t poll_cv;      /* a polling client arrived (lock) */
     pthread_mutex_t region_lock; /* regions (taken under lock too) */
     struct bl_region region[BL_MAX_REGIONS];
     struct rnic_mr *mr[BL_MAX_REGIONS];
@@ -81,6 +82,7 @@ int bl_srv_open(struct rnic_device *dev, const char *listen_addr, int port,
     s->listen_fd = -1;
     s->ops = *ops;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->poll_cv, NULL);
     pthread_mutex_init(&s->region_lock, NULL);
     *out = s;
     return 0;
@@ -265,21 +267,43 @@ static void *client_main(void *arg)
     return NULL;
 }
 
+/* Sleeps (lock held) until a polling client arrives, or BL_POLL_MS. */
+static void wait_for_poll_client(struct bl_srv *s)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)BL_POLL_MS * 1000000;
+    until.tv_sec += until.tv_nsec / 1000000000;
+    until.tv_nsec %= 1000000000;
+    pthread_cond_timedwait(&s->poll_cv, &s->lock, &until);
+}
+
 /*
  * The polling server core: spins over the CQs of every polling client.
  * The lock is dropped between sweeps, so handshakes and reaping go on;
- * a client is freed only after it left the list under the lock.
+ * a client is freed only after it left the list under the lock. With no
+ * polling client left it sleeps until one arrives: a poller spinning for
+ * nobody would steal the core from whatever the machine measures next.
  */
 static void *poller_main(void *arg)
 {
     struct bl_srv *s = arg;
 
     while (!atomic_load(&s->stop)) {
+        bool polled = false;
+
         pthread_mutex_lock(&s->lock);
-        for (struct bl_client *c = s->clients; c; c = c->next)
-            if (c->hello.kind == BL_RPC_POLL && !atomic_load(&c->done) &&
-                !atomic_load(&c->failed) && drain(c) < 0)
+        for (struct bl_client *c = s->clients; c; c = c->next) {
+            if (c->hello.kind != BL_RPC_POLL || atomic_load(&c->done) ||
+                atomic_load(&c->failed))
+                continue;
+            polled = true;
+            if (drain(c) < 0)
                 atomic_store(&c->failed, true);
+        }
+        if (!polled)
+            wait_for_poll_client(s);
         pthread_mutex_unlock(&s->lock);
     }
     return NULL;
@@ -399,6 +423,8 @@ static void client_accept(struct bl_srv *s, int fd)
     if (c->hello.kind == BL_RPC_POLL && !s->poller_started)
         s->poller_started =
             pthread_create(&s->poller, NULL, poller_main, s) == 0;
+    if (c->hello.kind == BL_RPC_POLL)
+        pthread_cond_signal(&s->poll_cv);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -487,6 +513,7 @@ void bl_srv_close(struct bl_srv *s)
         rnic_dereg_mr(s->mr[i]);
     if (s->listen_fd >= 0)
         close(s->listen_fd);
+    pthread_cond_destroy(&s->poll_cv);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->region_lock);
     free(s);
