@@ -171,9 +171,9 @@ struct chain_loc chain_buf_loc(const struct chain_buf *b, size_t off,
  * than any single RDMA round trip softnic models (a 64 KB READ under cx5
  * is about 8 us), so that latency is measured, not a wake-up, yet short,
  * so a waiter sharing a core with a server thread (the benches' RPC
- * baselines on a 2-core machine) soon lets it run. Every client in the
- * tree (librdn, the baselines, the benches) uses this one budget so
- * systems are compared with the same wait policy.
+ * baselines on a 2-core machine) soon lets it run. The baselines and
+ * benches use this budget; librdn polls longer (OFL_SPIN_NS), which only
+ * matters for answers slower than this budget.
  */
 #define CHAIN_POLL_SPIN_NS 20000
 
