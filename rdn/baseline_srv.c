@@ -155,6 +155,10 @@ static int answer(struct bl_client *c, const struct rnic_wc *wc)
     size_t len = 0;
     int rc;
 
+    /* Every reference held must fit c->ref: a client that leaves its
+     * replies unacknowledged (no receives posted) is dropped. */
+    if (c->replies - c->released >= BL_MAX_DEPTH)
+        return -ENOBUFS;
     if (wc->byte_len >= offsetof(struct bl_rpc_req, key) && r->nkey >= 1 &&
         r->nkey <= RDN_KEY_MAX &&
         wc->byte_len >= offsetof(struct bl_rpc_req, key) + r->nkey)

@@ -615,6 +615,8 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
     if (!c || (n && (!keys || !keylens || !out)))
         return -EINVAL;
     memset(out, 0, n * sizeof(*out));
+    /* First: a reconnection sets the depth that b.fl is sized for. */
+    nic_retry(c);
     b.jobs = calloc(n ? n : 1, sizeof(*b.jobs));
     b.retry = calloc(n ? n : 1, sizeof(*b.retry));
     b.fl = calloc(c->nic.depth ? c->nic.depth : 1, sizeof(*b.fl));
@@ -632,7 +634,6 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
             b.jobs[i].done = true;
         }
     }
-    nic_retry(c);
     if (c->nic_ok)
         run_nic(&b);
     for (size_t i = 0; i < n; i++) {

@@ -17,3 +17,10 @@ EXTRA_DIST += t/offload_env.py
 OFFLOAD_PY_TESTS = t/offload_e2e.py t/offload_race.py t/offload_hostile.py
 TESTS += $(OFFLOAD_PY_TESTS)
 dist_check_SCRIPTS += $(OFFLOAD_PY_TESTS)
+
+# The RPC baseline server against a client that never takes its replies.
+check_PROGRAMS += t/test_bl_replies
+TESTS += t/test_bl_replies
+t_test_bl_replies_SOURCES = t/test_bl_replies.c
+t_test_bl_replies_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+t_test_bl_replies_LDADD = rdn/librdnbaseline.a $(RDN_OFFLOAD_LIBS) $(CHECK_LIBS)
