@@ -157,12 +157,74 @@ int bm_fig7(struct bench_ctx *c)
     return rc;
 }
 
-/* ---- Table 3: if ------------------------------------------------------ */
+/* ---- Table 3: if and unrolled while --------------------------------- */
+
+/*
+ * A Table 3 construct to measure: run() executes `ops` operations (ifs,
+ * loop iterations) on each of its first `n` chains at once and returns the
+ * elapsed ns, or -1.
+ */
+struct t3_construct {
+    const char *name, *tput_name;
+    unsigned lat_ops;  /* operations per latency run (one chain) */
+    unsigned warmup;   /* latency runs discarded first */
+    unsigned lat_reps; /* latency runs kept */
+    unsigned tput_ops; /* operations per chain per throughput run */
+    unsigned tput_reps;
+    int64_t (*run)(void *ctx, unsigned n, unsigned ops);
+    void *ctx;
+};
+
+/*
+ * Emits the construct's two rows: the latency of one operation (runs on
+ * one chain, divided by lat_ops) and the throughput of c->o.par chains
+ * running at once. Returns 0 or -1.
+ */
+static int t3_measure(struct bench_ctx *c, const struct t3_construct *k)
+{
+    struct bench_samples s = {0};
+    struct bench_row r = bench_row(k->name, k->lat_ops);
+    unsigned np = c->o.par;
+    uint64_t total = 0;
+    int rc = 0;
+
+    for (unsigned i = 0; rc == 0 && i < k->warmup + k->lat_reps; i++) {
+        int64_t ns = k->run(k->ctx, 1, k->lat_ops);
+
+        rc = ns < 0 ? -1 : 0;
+        if (rc == 0 && i >= k->warmup)
+            bench_samples_add(&s, (uint64_t)ns / k->lat_ops);
+    }
+    bench_row_latency(&r, &s);
+    if (rc == 0)
+        bench_emit(c, &r);
+    for (unsigned i = 0; rc == 0 && i < k->tput_reps; i++) {
+        int64_t ns = k->run(k->ctx, np, k->tput_ops);
+
+        rc = ns < 0 ? -1 : 0;
+        total += (uint64_t)ns;
+    }
+    if (rc == 0) {
+        uint64_t ops = (uint64_t)k->tput_reps * np * k->tput_ops;
+
+        r = bench_row(k->tput_name, np);
+        r.ops_per_s = (double)ops * 1e9 / (double)total;
+        r.n = ops;
+        bench_emit(c, &r);
+    }
+    bench_samples_free(&s);
+    return rc;
+}
 
 #define IF_BATCH 32
 
 struct if_pair {
     struct chain_q ctl, tgt;
+};
+
+struct if_bench {
+    struct if_pair p[64];
+    struct chain_buf *buf;
 };
 
 /* Posts `batch` ifs (all true: each arms an 8-byte WRITE). */
@@ -183,82 +245,67 @@ static int post_ifs(struct if_pair *p, struct chain_buf *buf, unsigned batch)
     return rc < 0 ? rc : chain_q_doorbell(&p->ctl);
 }
 
-/* Runs `batch` ifs on each of np pairs at once; returns elapsed ns. */
-static int64_t run_ifs(struct if_pair *p, unsigned np, struct chain_buf *buf,
-                       unsigned batch)
+/* t3_construct.run: `batch` ifs on each of np pairs at once. */
+static int64_t run_ifs(void *ctx, unsigned np, unsigned batch)
 {
+    struct if_bench *b = ctx;
     uint64_t t0 = bench_now_ns();
 
     for (unsigned i = 0; i < np; i++)
-        if (post_ifs(&p[i], buf, batch) < 0)
+        if (post_ifs(&b->p[i], b->buf, batch) < 0)
             return -1;
     for (unsigned i = 0; i < np; i++) {
-        if (bm_poll(p[i].tgt.scq, batch, NULL) < 0)
+        if (bm_poll(b->p[i].tgt.scq, batch, NULL) < 0)
             return -1;
-        chain_q_retire(&p[i].ctl, p[i].ctl.pi);
-        chain_q_retire(&p[i].tgt, p[i].tgt.pi);
+        chain_q_retire(&b->p[i].ctl, b->p[i].ctl.pi);
+        chain_q_retire(&b->p[i].tgt, b->p[i].tgt.pi);
     }
     return (int64_t)(bench_now_ns() - t0);
 }
 
 static int table3_if(struct bench_ctx *c, struct chain_buf *buf)
 {
-    struct if_pair p[64];
-    struct bench_samples s = {0};
-    struct bench_row r = bench_row("if", 1);
-    unsigned np = c->o.par, opened = 0, reps = c->o.iters / IF_BATCH + 10;
-    uint64_t total = 0;
+    static struct if_bench b;
+    struct t3_construct k = {.name = "if",
+                             .tput_name = "if_tput",
+                             .lat_ops = 1,
+                             .warmup = 20,
+                             .lat_reps = c->o.iters,
+                             .tput_ops = IF_BATCH,
+                             .tput_reps = c->o.iters / IF_BATCH + 10,
+                             .run = run_ifs,
+                             .ctx = &b};
+    unsigned opened = 0;
     int rc = 0;
 
-    memset(p, 0, sizeof(p));
-    for (; rc == 0 && opened < np; opened++) {
-        rc = bm_queue(c, RNIC_QP_CROSS_CHANNEL, 128, 0, NULL, &p[opened].ctl);
+    memset(&b, 0, sizeof(b));
+    b.buf = buf;
+    for (; rc == 0 && opened < c->o.par; opened++) {
+        rc = bm_queue(c, RNIC_QP_CROSS_CHANNEL, 128, 0, NULL, &b.p[opened].ctl);
         if (rc == 0)
             rc = bm_queue(c, RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND, 64,
-                          0, NULL, &p[opened].tgt);
+                          0, NULL, &b.p[opened].tgt);
     }
-    for (unsigned i = 0; rc == 0 && i < c->o.iters + 20; i++) {
-        int64_t ns = run_ifs(p, 1, buf, 1);
-
-        rc = ns < 0 ? -1 : 0;
-        if (rc == 0 && i >= 20)
-            bench_samples_add(&s, (uint64_t)ns);
-    }
-    bench_row_latency(&r, &s);
     if (rc == 0)
-        bench_emit(c, &r);
-    for (unsigned i = 0; rc == 0 && i < reps; i++) {
-        int64_t ns = run_ifs(p, np, buf, IF_BATCH);
-
-        rc = ns < 0 ? -1 : 0;
-        total += (uint64_t)ns;
-    }
-    if (rc == 0) {
-        r = bench_row("if_tput", np);
-        r.ops_per_s = (double)reps * np * IF_BATCH * 1e9 / (double)total;
-        r.n = (uint64_t)reps * np * IF_BATCH;
-        bench_emit(c, &r);
-    }
+        rc = t3_measure(c, &k);
     for (unsigned i = 0; i < opened; i++) {
-        chain_q_close(&p[i].tgt);
-        chain_q_close(&p[i].ctl);
+        chain_q_close(&b.p[i].tgt);
+        chain_q_close(&b.p[i].ctl);
     }
-    bench_samples_free(&s);
     return rc;
 }
 
-/* ---- Table 3: unrolled while ------------------------------------------ */
-
 #define UNROLL 16
 
-/* Runs one loop of UNROLL iterations on each of n loops; elapsed ns. */
-static int64_t run_unrolled(struct count_while *w, unsigned n)
+/* t3_construct.run: one loop of `iters` iterations on each of n loops. */
+static int64_t run_unrolled(void *ctx, unsigned n, unsigned iters)
 {
+    struct count_while *w = ctx;
     uint64_t t0, t1 = 0, done[64];
 
     for (unsigned i = 0; i < n; i++) {
         memcpy(&done[i], w[i].mem.ptr + CW_DONE_OFF, 8);
-        if (count_while_post(&w[i], UNROLL, CHAIN_ID48_MAX, true) < 0)
+        if (count_while_post(&w[i], iters, CHAIN_ID48_MAX, true) < 0)
             return -1;
     }
     t0 = bench_now_ns();
@@ -277,40 +324,25 @@ static int64_t run_unrolled(struct count_while *w, unsigned n)
 static int table3_unrolled(struct bench_ctx *c)
 {
     static struct count_while w[64];
-    struct bench_samples s = {0};
-    struct bench_row r = bench_row("unrolled_while", UNROLL);
-    unsigned np = c->o.par, opened = 0, reps = c->o.iters / UNROLL + 10;
-    uint64_t total = 0;
+    unsigned reps = c->o.iters / UNROLL + 10;
+    struct t3_construct k = {.name = "unrolled_while",
+                             .tput_name = "unrolled_while_tput",
+                             .lat_ops = UNROLL,
+                             .warmup = 5,
+                             .lat_reps = reps,
+                             .tput_ops = UNROLL,
+                             .tput_reps = reps,
+                             .run = run_unrolled,
+                             .ctx = w};
+    unsigned opened = 0;
     int rc = 0;
 
-    for (; rc == 0 && opened < np; opened++)
+    for (; rc == 0 && opened < c->o.par; opened++)
         rc = count_while_open(&w[opened], c->dev, true);
-    /* one loop: latency of one iteration (loop time / iterations) */
-    for (unsigned i = 0; rc == 0 && i < reps + 5; i++) {
-        int64_t ns = run_unrolled(w, 1);
-
-        rc = ns < 0 ? -1 : 0;
-        if (rc == 0 && i >= 5)
-            bench_samples_add(&s, (uint64_t)ns / UNROLL);
-    }
-    bench_row_latency(&r, &s);
     if (rc == 0)
-        bench_emit(c, &r);
-    for (unsigned i = 0; rc == 0 && i < reps; i++) {
-        int64_t ns = run_unrolled(w, np);
-
-        rc = ns < 0 ? -1 : 0;
-        total += (uint64_t)ns;
-    }
-    if (rc == 0) {
-        r = bench_row("unrolled_while_tput", np);
-        r.ops_per_s = (double)reps * np * UNROLL * 1e9 / (double)total;
-        r.n = (uint64_t)reps * np * UNROLL;
-        bench_emit(c, &r);
-    }
+        rc = t3_measure(c, &k);
     for (unsigned i = 0; i < opened; i++)
         count_while_close(&w[i]);
-    bench_samples_free(&s);
     return rc;
 }
 
