@@ -162,6 +162,8 @@ int rdn_offload_open(const struct rdn_offload_cfg *cfg,
     rc = rnic_open(cfg->device, NULL, &o->dev);
     if (rc == 0)
         rc = open_nic_objects(o);
+    if (rc == 0 && cfg->meta_len && !(o->meta = calloc(1, cfg->meta_len)))
+        rc = -ENOMEM;
     if (rc < 0) {
         fprintf(stderr, "rdn: cannot set up the NIC: %s (%s)\n", strerror(-rc),
                 o->dev ? chain_errmsg() : rnic_errmsg());
@@ -366,7 +368,28 @@ void rdn_offload_close(struct rdn_offload *o)
     pthread_mutex_destroy(&o->lock);
     pthread_mutex_destroy(&o->geo_lock);
     pthread_mutex_destroy(&o->arena_lock);
+    free(o->meta);
     free(o);
+}
+
+bool rdn_offload_reattached(const struct rdn_offload *o)
+{
+    return o->reattached;
+}
+
+void *rdn_offload_meta(struct rdn_offload *o)
+{
+    return o->meta;
+}
+
+int rdn_offload_discard(struct rdn_offload *o)
+{
+    if (!o)
+        return -EINVAL;
+    if (o->meta)
+        memset(o->meta, 0, o->cfg.meta_len);
+    o->reattached = false;
+    return 0;
 }
 
 /* ---- statistics ------------------------------------------------------- */

@@ -21,6 +21,7 @@
 #ifndef RDN_OFFLOAD_H
 #define RDN_OFFLOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,15 @@ struct rdn_offload_cfg {
     size_t item_size_max;    /* largest value the cache stores */
     size_t table_reserve;    /* NIC bytes for all tables, ever */
     int verbose;             /* log clients coming and going to stderr */
+    /*
+     * Persistence (see below): the rdn-nicd domain the NIC resources live
+     * in (NULL: none), the bytes of persistent metadata the cache keeps
+     * there (rdn_offload_meta()), and whether rdn_offload_close() leaves
+     * everything to the daemon for the next process (true) or releases it.
+     */
+    const char *domain;
+    size_t meta_len;
+    bool keep_on_close;
 };
 
 /* Defaults: iters 128, max_depth 16, max_clients 64, 127.0.0.1. */
@@ -123,7 +133,51 @@ void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx);
 /* "stats rdn": the totals, then per client "client_<id>:<name>". */
 void rdn_offload_client_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx);
 
-/* Stops the threads, tears every client down, frees the NIC memory. */
+/*
+ * Persistence. With cfg.domain set on a device that can persist (softnic
+ * through rdn-nicd), every NIC resource is a persistent object of that
+ * domain: the arena, the table region, the generation word, the cache's
+ * metadata, and each client's recycled GET pipeline, which keeps answering
+ * GETs with no CPU while no process owns the domain. rdn_offload_open()
+ * on a domain a previous process left (it died, or closed with
+ * keep_on_close) re-attaches all of it:
+ *   - rdn_offload_reattached() is true;
+ *   - rdn_offload_meta() returns the previous metadata, intact;
+ *   - rdn_offload_arena_map() returns the previous arena (same address,
+ *     contents intact) when len equals its length; another len discards
+ *     everything first (rdn_offload_discard()) and maps a fresh arena;
+ *   - rdn_offload_table_map() carves after the previous tables, which stay
+ *     where they were (the cache finds its buckets through its metadata);
+ *   - the previous clients' pipelines keep running, are watched again
+ *     (statistics, failures, the reclaim horizon), and count in
+ *     rdn_clients.
+ * On a device without persistence, cfg.domain is ignored (logged once).
+ */
+bool rdn_offload_reattached(const struct rdn_offload *o);
+
+/*
+ * The cache's metadata: cfg.meta_len bytes of persistent memory (zeroed
+ * when fresh), at the same address in every process of the domain. Not
+ * reachable by the NIC. NULL when cfg.meta_len is 0.
+ */
+void *rdn_offload_meta(struct rdn_offload *o);
+
+/*
+ * Forgets what was re-attached (the cache found it invalid): closes the
+ * previous clients' pipelines (their clients see an RDMA error and fall
+ * back to TCP, then reconnect), zeroes the metadata, the arena and the
+ * table region in place (addresses and keys unchanged), changes the
+ * generation word, and from then on behaves as a fresh open.
+ * rdn_offload_reattached() becomes false. 0 or -errno.
+ */
+int rdn_offload_discard(struct rdn_offload *o);
+
+/*
+ * Stops the threads, then either leaves every resource to the domain
+ * (cfg.keep_on_close with persistence: pipelines keep serving; the next
+ * rdn_offload_open() of the domain re-attaches) or tears every client
+ * down and frees the NIC memory.
+ */
 void rdn_offload_close(struct rdn_offload *o);
 
 #endif /* RDN_OFFLOAD_H */

@@ -92,6 +92,10 @@ struct rdn_offload {
     _Atomic bool stop;
     _Atomic bool broken; /* the done CQ failed: no client can be served */
 
+    /* Persistence. */
+    bool reattached; /* the domain's previous resources are in use */
+    void *meta;      /* cfg.meta_len bytes for the cache */
+
     /* Totals (relaxed). */
     _Atomic uint64_t hits, misses, refreshes, rearms, qp_errors;
 };
