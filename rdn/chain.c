@@ -30,6 +30,7 @@ int chain_cq_open(struct rnic_device *dev, uint32_t depth, unsigned flags,
     if (rc < 0)
         return chain_err(rc, "chain_cq_open: %s", rnic_errmsg());
     out->num = rnic_cq_num(out->cq);
+    out->dev = dev;
     return 0;
 }
 
@@ -164,9 +165,31 @@ static int register_ring(struct chain_q *q, unsigned access)
     return rc;
 }
 
+/* Registers the receive doorbell record, so that RDMA may store counts. */
+static int register_rq_db(struct chain_q *q)
+{
+    void *db = rnic_qp_rq_doorbell(q->qp);
+    int rc;
+
+    if (!db)
+        return chain_err(-EOPNOTSUPP,
+                         "chain_q_open: QP %u has no receive "
+                         "doorbell record",
+                         q->qpn);
+    rc = rnic_reg_mr(q->dev, db, sizeof(uint32_t),
+                     RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE,
+                     &q->rq_db_mr);
+    if (rc < 0)
+        return chain_err(rc, "chain_q_open: doorbell record MR: %s",
+                         rnic_errmsg());
+    q->rq_db = chain_loc_mr(q->rq_db_mr, db, sizeof(uint32_t));
+    return 0;
+}
+
 /*
  * Creates a QP (and the CQs the caller did not give) whose send ring the
- * assembler will write. The ring and a 64-byte sink are registered.
+ * assembler will write. The ring, a 64-byte sink and the receive doorbell
+ * record (rq_db, with a receive queue) are registered.
  */
 int chain_q_open(struct rnic_device *dev, const struct chain_q_attr *attr,
                  struct chain_q *out)
@@ -210,6 +233,9 @@ int chain_q_open(struct rnic_device *dev, const struct chain_q_attr *attr,
     if (rc < 0)
         goto fail;
     if (attr->rq_wqe) {
+        rc = register_rq_db(out);
+        if (rc < 0)
+            goto fail;
         out->rq_size = attr->rq_wqe;
         out->recvs = calloc(attr->rq_wqe, sizeof(*out->recvs));
         if (!out->recvs) {
@@ -231,6 +257,8 @@ void chain_q_close(struct chain_q *q)
         rnic_destroy_qp(q->qp);
     if (q->ring_mr)
         rnic_dereg_mr(q->ring_mr);
+    if (q->rq_db_mr)
+        rnic_dereg_mr(q->rq_db_mr);
     chain_buf_close(&q->sink_buf);
     chain_cq_close(&q->own_scq);
     chain_cq_close(&q->own_rcq);

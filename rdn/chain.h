@@ -60,8 +60,9 @@ const char *chain_errmsg(void);
  */
 struct chain_cq {
     struct rnic_cq *cq;
-    uint32_t num;   /* the CQN WAITs name */
-    uint32_t count; /* completions expected so far */
+    uint32_t num;            /* the CQN WAITs name */
+    uint32_t count;          /* completions expected so far */
+    struct rnic_device *dev; /* the CQ's device */
 };
 
 /*
@@ -123,6 +124,15 @@ struct chain_q {
     uint32_t enabled;  /* enable limit granted by posted SEND_ENs */
 
     uint32_t rq_size;         /* receive ring entries, 0 = none */
+    struct rnic_mr *rq_db_mr; /* covers rq_db */
+    /*
+     * The receive doorbell record (rnic_qp_rq_doorbell: 4 bytes, the
+     * big-endian count of posted receives), registered local + remote
+     * write so that a READ's or RECV's scatter, or a loopback WRITE, can
+     * store a new count: how a recycled chain re-arms receives whose WQEs
+     * it never rewrites. Zero when there is no receive queue.
+     */
+    struct chain_loc rq_db;
     uint32_t rq_pi;           /* receives posted */
     uint32_t rq_enabled;      /* enable limit granted by posted RECV_ENs */
     struct chain_recv *recvs; /* the last rq_size receives, for the checker */
@@ -592,5 +602,49 @@ int chain_check_inject(struct chain_check *c, struct chain_q *q,
 int chain_check_run(struct chain_check *c, struct chain_report *rep);
 void chain_report_print(const struct chain_report *rep, FILE *f);
 const char *chain_hazard_name(enum chain_hazard_kind k);
+
+/* ---- persistence (chain_persist.c) ----------------------------------- */
+
+/*
+ * Keeping chain objects alive in the softnic daemon after their process
+ * dies, and re-attaching them in another process (rnic_persist and
+ * rnic_attach; the device must be opened on a domain). Objects are named
+ * after the caller's name or prefix (see chain_persist.c for the suffixes);
+ * a full name longer than 63 characters is -ENAMETOOLONG. What only the
+ * host counts is not restored: a re-attached CQ's count is 0, and a
+ * re-attached queue's producer, retire, doorbell and enable indexes and
+ * rq_pi are 0 and its receive copies (recvs) empty. A re-attached queue is
+ * for chains that need no more posting (recycled ones), for watching (its
+ * CQs, its QP's state, WQE fields in its ring via chain_field-style
+ * addresses) and for closing (chain_q_close frees everything it holds).
+ * Failing attaches leave what they attached persistent (rnic_close()
+ * releases the handles) and *out zeroed.
+ */
+/* The buffer's memory and MR, as <name>.mem and <name>.mr. */
+int chain_buf_persist(struct chain_buf *b, const char *name);
+/* Re-attaches them; out->len is the length the MR covers. */
+int chain_buf_attach(struct rnic_device *dev, const char *name,
+                     struct chain_buf *out);
+/* The CQ under name; a re-attached one has num, but count 0. */
+int chain_cq_persist(struct chain_cq *cq, const char *name);
+int chain_cq_attach(struct rnic_device *dev, const char *name,
+                    struct chain_cq *out);
+/*
+ * The queue: the CQs it owns (not those the caller gave: persist them
+ * yourself, before), the QP, the ring MR, the sink and, with a receive
+ * queue, the doorbell record's MR. The QP's CQs must be persistent first.
+ */
+int chain_q_persist(struct chain_q *q, const char *prefix);
+/*
+ * Rebuilds q from what chain_q_persist(prefix) kept: qp, qpn, sq, ring_mr,
+ * sink, rq_db. flags are the queue's rnic_qp_flags and rq_size its receive
+ * ring entries (0: none) as it was opened with: the NIC interface cannot
+ * tell them, and a rq_size that disagrees about having a receive queue is
+ * -EINVAL. scq/rcq: the CQs the caller gave when opening it, NULL for the
+ * queue's own (then attached as <prefix>.scq / .rcq).
+ */
+int chain_q_attach(struct rnic_device *dev, const char *prefix, unsigned flags,
+                   uint32_t rq_size, struct chain_cq *scq, struct chain_cq *rcq,
+                   struct chain_q *out);
 
 #endif /* RDN_CHAIN_H */

@@ -15,7 +15,7 @@ noinst_HEADERS += rdn/rnic.h rdn/provider.h
 noinst_LIBRARIES += rdn/librdnchain.a
 rdn_librdnchain_a_SOURCES = rdn/chain.c rdn/chain_asm.c rdn/chain_if.c \
 	rdn/chain_loop.c rdn/chain_check.c rdn/chain_check_exec.c \
-	rdn/chain_check_hb.c
+	rdn/chain_check_hb.c rdn/chain_persist.c
 noinst_HEADERS += rdn/chain.h rdn/chain_int.h rdn/chain_check_int.h
 
 # Programs that run on the NIC alone (linked-list walk, a counter loop, a

@@ -60,6 +60,8 @@ struct rnic_ops {
     int (*ring_doorbell)(struct rnic_qp *qp, uint32_t sq_pi);
     int (*post_recv)(struct rnic_qp *qp, const struct rnic_sge *sge, unsigned n,
                      uint64_t wr_id);
+    /* NULL: the provider has no RDMA-writable record (rnic_qp_rq_doorbell) */
+    void *(*qp_rq_doorbell)(struct rnic_qp *qp);
     /* Persistence (NULL: the provider has none, calls fail -EOPNOTSUPP). */
     int (*persist)(struct rnic_device *dev, enum rnic_obj_type type, void *obj,
                    const char *name);

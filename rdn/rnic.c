@@ -278,6 +278,13 @@ int rnic_post_recv(struct rnic_qp *qp, const struct rnic_sge *sge, unsigned n,
     return qp->dev->ops->post_recv(qp, sge, n, wr_id);
 }
 
+void *rnic_qp_rq_doorbell(struct rnic_qp *qp)
+{
+    if (!qp || !qp->dev->ops->qp_rq_doorbell)
+        return NULL;
+    return qp->dev->ops->qp_rq_doorbell(qp);
+}
+
 static int valid_name(const char *name)
 {
     size_t n = name ? strlen(name) : 0;

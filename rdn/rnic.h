@@ -283,6 +283,24 @@ struct rnic_sge {
 int rnic_post_recv(struct rnic_qp *qp, const struct rnic_sge *sge, unsigned n,
                    uint64_t wr_id);
 
+/*
+ * Added: the receive queue's doorbell record, or NULL when the QP has no
+ * receive queue (or the provider cannot expose it). As on mlx5 it is 4
+ * bytes of NIC-shared host memory holding the count of posted receives,
+ * big-endian, of which the NIC uses the low 16 bits; rnic_post_recv()
+ * advances it. It may be registered (rnic_reg_mr, LOCAL_WRITE, plus
+ * REMOTE_WRITE for a WRITE to store into it) so that RDMA (a READ's or
+ * RECV's scatter, a WRITE) stores a new count: the receives up to that
+ * count then become available to the NIC, which reuses the ring's WQEs as
+ * they are (a receive queue whose WQEs are never rewritten, for chains
+ * that recycle their receives). Still capped at the ring size: a count
+ * more than rq_wqe ahead of the consumed ones (e.g. one stored in the
+ * wrong byte order) makes just the ring's WQEs available. For a
+ * MANAGED_RECV queue, receives still need RECV_EN as well. Mixing such
+ * stores with rnic_post_recv() on the same queue is the caller's race.
+ */
+void *rnic_qp_rq_doorbell(struct rnic_qp *qp);
+
 /* ---- persistence (added; softnic through rdn-nicd) ------------------- */
 
 /*

@@ -36,3 +36,16 @@ TESTS += t/test_chain_check
 t_test_chain_check_SOURCES = t/test_chain_check.c $(CHAIN_TEST_SOURCES)
 t_test_chain_check_CFLAGS = $(CHAIN_TEST_CFLAGS)
 t_test_chain_check_LDADD = $(CHAIN_TEST_LDADD)
+
+check_PROGRAMS += t/test_chain_rqdb
+TESTS += t/test_chain_rqdb
+t_test_chain_rqdb_SOURCES = t/test_chain_rqdb.c $(CHAIN_TEST_SOURCES)
+t_test_chain_rqdb_CFLAGS = $(CHAIN_TEST_CFLAGS)
+t_test_chain_rqdb_LDADD = $(CHAIN_TEST_LDADD)
+
+check_PROGRAMS += t/test_chain_persist
+TESTS += t/test_chain_persist
+t_test_chain_persist_SOURCES = t/test_chain_persist.c t/nicd_testutil.c \
+	t/nicd_testutil.h $(CHAIN_TEST_SOURCES)
+t_test_chain_persist_CFLAGS = $(CHAIN_TEST_CFLAGS)
+t_test_chain_persist_LDADD = $(CHAIN_TEST_LDADD)

@@ -36,7 +36,8 @@ t_test_softnic_strict_LDADD = $(SOFTNIC_TEST_LDADD)
 
 check_PROGRAMS += t/test_softnic_daemon
 TESTS += t/test_softnic_daemon
-t_test_softnic_daemon_SOURCES = t/test_softnic_daemon.c $(SOFTNIC_TEST_SOURCES)
+t_test_softnic_daemon_SOURCES = t/test_softnic_daemon.c $(SOFTNIC_TEST_SOURCES) \
+	t/nicd_testutil.c t/nicd_testutil.h
 t_test_softnic_daemon_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
 t_test_softnic_daemon_LDADD = $(SOFTNIC_TEST_LDADD)
 

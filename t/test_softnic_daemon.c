@@ -16,158 +16,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "rdn/softnic/ctl.h"
-#include "rdn/softnic/sock.h"
+#include "t/nicd_testutil.h"
 #include "t/test_softnic_util.h"
-
-#define ALL_ACCESS                                                             \
-    (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \
-     RNIC_ACCESS_REMOTE_READ | RNIC_ACCESS_REMOTE_ATOMIC)
-
-static char dir[256], sock_path[300];
-static pid_t nicd_pid = -1;
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
-
-static void nicd_binary(char *out, size_t n)
-{
-    const char *b = getenv("top_builddir");
-
-    snprintf(out, n, "%s/rdn/softnic/rdn-nicd", b ? b : ".");
-}
-
-/* Starts rdn-nicd on sock_path (it dies with this process). */
-static void nicd_start(void)
-{
-    char bin[512], log[320];
-
-    nicd_binary(bin, sizeof(bin));
-    snprintf(log, sizeof(log), "%s/log", dir);
-    nicd_pid = fork();
-    ck_assert_int_ge(nicd_pid, 0);
-    if (nicd_pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        execl(bin, "rdn-nicd", "--socket", sock_path, "--log", log,
-              "--idle-exit", "120", (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 500; i++) {
-        int s = sn_sock_connect(sock_path);
-
-        if (s >= 0) {
-            close(s);
-            return;
-        }
-        sleep_ms(10);
-    }
-    ck_abort_msg("rdn-nicd did not come up on %s", sock_path);
-}
-
-static void nicd_stop(void)
-{
-    if (nicd_pid > 0) {
-        kill(nicd_pid, SIGTERM);
-        for (int i = 0; i < 300 && waitpid(nicd_pid, NULL, WNOHANG) == 0; i++)
-            sleep_ms(10);
-        kill(nicd_pid, SIGKILL);
-        waitpid(nicd_pid, NULL, 0);
-        nicd_pid = -1;
-    }
-}
-
-static void make_dir(void)
-{
-    snprintf(dir, sizeof(dir), "/tmp/rdn-nicd-test-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(sock_path, sizeof(sock_path), "%s/sock", dir);
-}
-
-static void remove_dir(void)
-{
-    char cmd[320];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
-}
-
-static void fixture_up(void)
-{
-    make_dir();
-    nicd_start();
-}
-
-static void fixture_down(void)
-{
-    nicd_stop();
-    remove_dir();
-}
-
-/* What the daemon holds right now. */
-static struct sn_ctl_resp stats(void)
-{
-    struct sn_ctl_req req = {.op = SN_CTL_STATS};
-    struct sn_ctl_resp resp;
-    int s = sn_sock_connect(sock_path), fd;
-
-    ck_assert_int_ge(s, 0);
-    ck_assert_int_eq(sn_sock_send(s, &req, sizeof(req), -1), 0);
-    ck_assert_int_eq(sn_sock_recv(s, &resp, sizeof(resp), &fd),
-                     (int)sizeof(resp));
-    close(s);
-    return resp;
-}
-
-/* Waits until the daemon holds exactly `devices` devices. */
-static struct sn_ctl_resp stats_settle(uint32_t devices)
-{
-    struct sn_ctl_resp r = stats();
-
-    for (int i = 0; i < 500 && r.u.stats.devices != devices; i++) {
-        sleep_ms(10);
-        r = stats();
-    }
-    return r;
-}
-
-static struct rnic_device *open_dev(const char *domain)
-{
-    struct rnic_open_opts o = {
-        .socket = sock_path, .no_autostart = 1, .domain = domain};
-    struct rnic_device *d;
-
-    ck_assert_msg(rnic_open("softnic", &o, &d) == 0, "open: %s", rnic_errmsg());
-    return d;
-}
-
-static void pipe_write(int fd, const void *p, size_t n)
-{
-    ck_assert_int_eq(write(fd, p, n), (ssize_t)n);
-}
-
-static void pipe_read(int fd, void *p, size_t n)
-{
-    ck_assert_int_eq(read(fd, p, n), (ssize_t)n);
-}
-
-static void kill_child(pid_t pid)
-{
-    int st;
-
-    kill(pid, SIGKILL);
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-}
 
 /* A QP of d on cq (with a receive queue on rcq if rq), self-connected. */
 static struct rnic_qp *make_qp(struct rnic_device *d, struct rnic_cq *cq,
@@ -195,7 +48,7 @@ START_TEST(sigkill_frees_nonpersistent)
     ck_assert_int_eq(pipe(p), 0);
     pid = fork();
     if (pid == 0) {
-        struct rnic_device *d = open_dev(NULL);
+        struct rnic_device *d = nicd_open_dev(NULL);
         struct rnic_cq *cq;
         struct rnic_mr *mr;
         struct rnic_addr a;
@@ -203,29 +56,29 @@ START_TEST(sigkill_frees_nonpersistent)
         struct rnic_qp *qp;
 
         ck_assert_int_eq(rnic_mem_alloc(d, 65536, &mem), 0);
-        ck_assert_int_eq(rnic_reg_mr(d, mem, 65536, ALL_ACCESS, &mr), 0);
+        ck_assert_int_eq(rnic_reg_mr(d, mem, 65536, NICD_ALL_ACCESS, &mr), 0);
         ck_assert_int_eq(rnic_create_cq(d, 64, &cq), 0);
         qp = make_qp(d, cq, NULL, 0, 0);
         rnic_qp_addr(qp, &a);
         ck_assert_int_eq(rnic_connect(qp, &a), 0);
-        pipe_write(p[1], "r", 1);
+        nicd_pipe_write(p[1], "r", 1);
         pause();
         _exit(0);
     }
-    pipe_read(p[0], &c, 1);
-    r = stats();
+    nicd_pipe_read(p[0], &c, 1);
+    r = nicd_stats();
     ck_assert_uint_eq(r.u.stats.devices, 1);
     ck_assert_uint_eq(r.u.stats.mems, 1);
     ck_assert_uint_eq(r.u.stats.mrs, 1);
     ck_assert_uint_eq(r.u.stats.cqs, 1);
     ck_assert_uint_eq(r.u.stats.qps, 1);
-    kill_child(pid);
-    r = stats_settle(0);
+    nicd_kill_child(pid);
+    r = nicd_stats_settle(0);
     ck_assert_uint_eq(r.u.stats.devices, 0);
     ck_assert_uint_eq(
         r.u.stats.mems + r.u.stats.mrs + r.u.stats.cqs + r.u.stats.qps, 0);
     ck_assert_int_eq(kill(nicd_pid, 0), 0); /* the daemon lives on */
-    rnic_close(open_dev(NULL));             /* and serves */
+    rnic_close(nicd_open_dev(NULL));        /* and serves */
     close(p[0]);
     close(p[1]);
 }
@@ -239,7 +92,7 @@ struct persisted {
 /* The dying application: persistent mem, MR, CQ, QP and two that aren't. */
 static void persist_child(int wfd)
 {
-    struct rnic_device *d = open_dev("dom1");
+    struct rnic_device *d = nicd_open_dev("dom1");
     struct rnic_cq *cq, *cq2;
     struct rnic_mr *mr, *mr2;
     struct rnic_qp *qp;
@@ -250,8 +103,8 @@ static void persist_child(int wfd)
     ck_assert_int_eq(rnic_mem_alloc(d, 65536, (void **)&mem), 0);
     for (int i = 0; i < 4096; i++)
         mem[i] = (uint8_t)(i * 13);
-    ck_assert_int_eq(rnic_reg_mr(d, mem, 65536, ALL_ACCESS, &mr), 0);
-    ck_assert_int_eq(rnic_reg_mr(d, mem, 4096, ALL_ACCESS, &mr2), 0);
+    ck_assert_int_eq(rnic_reg_mr(d, mem, 65536, NICD_ALL_ACCESS, &mr), 0);
+    ck_assert_int_eq(rnic_reg_mr(d, mem, 4096, NICD_ALL_ACCESS, &mr2), 0);
     ck_assert_int_eq(rnic_create_cq(d, 64, &cq), 0);
     ck_assert_int_eq(rnic_create_cq(d, 64, &cq2), 0);
     qp = make_qp(d, cq, NULL, 0, 0);
@@ -268,7 +121,7 @@ static void persist_child(int wfd)
     info.key = mr->lkey;
     info.qpn = rnic_qp_num(qp);
     info.cqn = rnic_cq_num(cq);
-    pipe_write(wfd, &info, sizeof(info));
+    nicd_pipe_write(wfd, &info, sizeof(info));
     pause();
     _exit(0);
 }
@@ -277,8 +130,8 @@ static void persist_child(int wfd)
 static void reattach_child(const struct persisted *info)
 {
     struct rnic_open_opts o = {
-        .socket = sock_path, .no_autostart = 1, .domain = "dom1"};
-    struct rnic_device *d = open_dev("dom1"), *d2;
+        .socket = nicd_sock, .no_autostart = 1, .domain = "dom1"};
+    struct rnic_device *d = nicd_open_dev("dom1"), *d2;
     struct rnic_mr *mr;
     struct rnic_cq *cq;
     struct rnic_qp *qp;
@@ -328,13 +181,13 @@ START_TEST(persistent_objects_survive_and_reattach)
     pid = fork();
     if (pid == 0)
         persist_child(p[1]);
-    pipe_read(p[0], &info, sizeof(info));
-    kill_child(pid);
+    nicd_pipe_read(p[0], &info, sizeof(info));
+    nicd_kill_child(pid);
     for (int i = 0; i < 500; i++) {
-        r = stats();
+        r = nicd_stats();
         if (r.u.stats.orphans == 1 && r.u.stats.cqs == 1)
             break;
-        sleep_ms(10);
+        nicd_sleep_ms(10);
     }
     ck_assert_uint_eq(r.u.stats.devices, 1);
     ck_assert_uint_eq(r.u.stats.orphans, 1);
@@ -352,7 +205,7 @@ START_TEST(persistent_objects_survive_and_reattach)
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
                   "re-attaching process failed (status %#x)", st);
     /* It closed cleanly: the persistent objects are still kept. */
-    r = stats();
+    r = nicd_stats();
     ck_assert_uint_eq(r.u.stats.orphans, 1);
     ck_assert_uint_eq(r.u.stats.qps, 1);
     close(p[0]);
@@ -377,7 +230,7 @@ struct cli_info {
  */
 static void server_child(int rfd, int wfd)
 {
-    struct rnic_device *d = open_dev("srv");
+    struct rnic_device *d = nicd_open_dev("srv");
     struct rnic_cq *scq, *rcq;
     struct rnic_mr *mr;
     struct rnic_qp *s, *k;
@@ -388,10 +241,10 @@ static void server_child(int rfd, int wfd)
     struct tw w;
     uint8_t *mem;
 
-    pipe_read(rfd, &ci, sizeof(ci));
+    nicd_pipe_read(rfd, &ci, sizeof(ci));
     ck_assert_int_eq(rnic_mem_alloc(d, 65536, (void **)&mem), 0);
     memcpy(mem, "served while dead", 18);
-    ck_assert_int_eq(rnic_reg_mr(d, mem, 65536, ALL_ACCESS, &mr), 0);
+    ck_assert_int_eq(rnic_reg_mr(d, mem, 65536, NICD_ALL_ACCESS, &mr), 0);
     ck_assert_int_eq(rnic_create_cq(d, 64, &scq), 0);
     ck_assert_int_eq(rnic_create_cq(d, 64, &rcq), 0);
     s = make_qp(d, scq, rcq, 4, RNIC_QP_MANAGED_SEND);
@@ -428,7 +281,7 @@ static void server_child(int rfd, int wfd)
     ck_assert_int_eq(rnic_persist(d, RNIC_OBJ_QP, s, "s"), 0);
     ck_assert_int_eq(rnic_persist(d, RNIC_OBJ_QP, k, "k"), 0);
     rnic_qp_addr(s, &si.s_addr);
-    pipe_write(wfd, &si, sizeof(si));
+    nicd_pipe_write(wfd, &si, sizeof(si));
     pause();
     _exit(0);
 }
@@ -436,7 +289,7 @@ static void server_child(int rfd, int wfd)
 START_TEST(chain_serves_while_its_app_is_dead)
 {
     int to_srv[2], from_srv[2];
-    struct rnic_device *d = open_dev(NULL);
+    struct rnic_device *d = nicd_open_dev(NULL);
     struct rnic_cq *cq;
     struct rnic_mr *mr;
     struct rnic_qp *c;
@@ -455,17 +308,17 @@ START_TEST(chain_serves_while_its_app_is_dead)
     if (pid == 0)
         server_child(to_srv[0], from_srv[1]);
     ck_assert_int_eq(rnic_mem_alloc(d, 65536, (void **)&mem), 0);
-    ck_assert_int_eq(rnic_reg_mr(d, mem, 65536, ALL_ACCESS, &mr), 0);
+    ck_assert_int_eq(rnic_reg_mr(d, mem, 65536, NICD_ALL_ACCESS, &mr), 0);
     ck_assert_int_eq(rnic_create_cq(d, 64, &cq), 0);
     c = make_qp(d, cq, cq, 4, 0);
     rnic_qp_addr(c, &ci.c_addr);
     ci.buf = (uintptr_t)mem + 1024;
     ci.rkey = mr->rkey;
-    pipe_write(to_srv[1], &ci, sizeof(ci));
-    pipe_read(from_srv[0], &si, sizeof(si));
+    nicd_pipe_write(to_srv[1], &ci, sizeof(ci));
+    nicd_pipe_read(from_srv[0], &si, sizeof(si));
     ck_assert_int_eq(rnic_connect(c, &si.s_addr), 0);
-    kill_child(pid); /* the server's application is gone */
-    sleep_ms(50);
+    nicd_kill_child(pid); /* the server's application is gone */
+    nicd_sleep_ms(50);
     sge.addr = (uintptr_t)mem + 2048;
     sge.length = 64;
     sge.lkey = mr->lkey;
@@ -495,7 +348,7 @@ END_TEST
 
 static void auto_up(void)
 {
-    make_dir();
+    nicd_make_dir();
 }
 
 static void auto_down(void)
@@ -504,23 +357,23 @@ static void auto_down(void)
     FILE *f;
     int pid = 0;
 
-    snprintf(pidfile, sizeof(pidfile), "%s.pid", sock_path);
+    snprintf(pidfile, sizeof(pidfile), "%s.pid", nicd_sock);
     f = fopen(pidfile, "r");
     if (f) {
         if (fscanf(f, "%d", &pid) == 1 && pid > 0) {
             kill(pid, SIGTERM);
             for (int i = 0; i < 300 && kill(pid, 0) == 0; i++)
-                sleep_ms(10);
+                nicd_sleep_ms(10);
             kill(pid, SIGKILL);
         }
         fclose(f);
     }
-    remove_dir();
+    nicd_remove_dir();
 }
 
 START_TEST(autostart_starts_daemon_and_says_so)
 {
-    struct rnic_open_opts o = {.socket = sock_path};
+    struct rnic_open_opts o = {.socket = nicd_sock};
     struct rnic_device *d;
     char bin[512], errpath[320], line[512] = "", pidfile[320];
     FILE *f;
@@ -530,7 +383,7 @@ START_TEST(autostart_starts_daemon_and_says_so)
     setenv("RDN_NICD", bin, 1);
     setenv("RDN_NICD_IDLE_EXIT", "30", 1); /* bounded even if we crash */
     unsetenv("RDN_NICD_AUTOSTART");
-    snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+    snprintf(errpath, sizeof(errpath), "%s/stderr", nicd_dir);
     fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     dup2(fd, 2);
     close(fd);
@@ -541,9 +394,9 @@ START_TEST(autostart_starts_daemon_and_says_so)
     ck_assert_ptr_nonnull(f);
     ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
     fclose(f);
-    ck_assert_msg(strstr(line, "started") && strstr(line, sock_path),
+    ck_assert_msg(strstr(line, "started") && strstr(line, nicd_sock),
                   "stderr said: %s", line);
-    snprintf(pidfile, sizeof(pidfile), "%s.pid", sock_path);
+    snprintf(pidfile, sizeof(pidfile), "%s.pid", nicd_sock);
     for (int i = 0; i < 300 && pid <= 0; i++) {
         f = fopen(pidfile, "r");
         if (f) {
@@ -552,7 +405,7 @@ START_TEST(autostart_starts_daemon_and_says_so)
             fclose(f);
         }
         if (pid <= 0)
-            sleep_ms(10);
+            nicd_sleep_ms(10);
     }
     ck_assert_int_gt(pid, 0);
     ck_assert_int_eq(kill(pid, 0), 0);
@@ -562,7 +415,7 @@ END_TEST
 
 START_TEST(autostart_zero_forbids_it)
 {
-    struct rnic_open_opts o = {.socket = sock_path};
+    struct rnic_open_opts o = {.socket = nicd_sock};
     struct rnic_device *d;
     int rc;
 
@@ -570,7 +423,7 @@ START_TEST(autostart_zero_forbids_it)
     rc = rnic_open("softnic", &o, &d);
     ck_assert_int_lt(rc, 0);
     ck_assert_ptr_nonnull(strstr(rnic_errmsg(), "autostart is off"));
-    ck_assert_int_ne(access(sock_path, F_OK), 0);
+    ck_assert_int_ne(access(nicd_sock, F_OK), 0);
     unsetenv("RDN_NICD_AUTOSTART");
 }
 END_TEST
@@ -581,7 +434,7 @@ static Suite *daemon_suite(void)
     TCase *tc = tcase_create("daemon");
     TCase *ta = tcase_create("autostart");
 
-    tcase_add_unchecked_fixture(tc, fixture_up, fixture_down);
+    tcase_add_unchecked_fixture(tc, nicd_fixture_up, nicd_fixture_down);
     tcase_set_timeout(tc, 40);
     tcase_add_test(tc, sigkill_frees_nonpersistent);
     tcase_add_test(tc, persistent_objects_survive_and_reattach);

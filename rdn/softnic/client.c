@@ -63,7 +63,7 @@ struct sn_cqp {
     uint32_t thr, idx;
     unsigned flags;
     uint8_t *rq;
-    uint32_t rq_cnt, rq_stride, rq_sge, rq_pi;
+    uint32_t rq_cnt, rq_stride, rq_sge;
     uint64_t *wrid;
 };
 
@@ -595,7 +595,6 @@ static struct sn_cqp *sn_cqp_new(struct rnic_device *dev, void *map,
     qp->rq_sge = o->rq_sge;
     qp->rq_stride = sn_rq_stride(o->rq_wqe ? o->rq_sge : 1);
     qp->wrid = (uint64_t *)((uint8_t *)map + l.wrid_off);
-    qp->rq_pi = __atomic_load_n(&qp->sh->rq_pi, __ATOMIC_ACQUIRE);
     sn_handle_add(dev, &qp->h, qp, map, l.size);
     return qp;
 }
@@ -707,7 +706,7 @@ static int sn_post_recv(struct rnic_qp *qp_, const struct rnic_sge *sge,
                         unsigned n, uint64_t wr_id)
 {
     struct sn_cqp *qp = (struct sn_cqp *)qp_;
-    uint32_t ci, slot, k = 0;
+    uint32_t ci, pi, slot, k = 0;
     struct mlx5_data_seg *seg;
 
     if (!qp->rq_cnt || n > qp->rq_sge)
@@ -715,10 +714,12 @@ static int sn_post_recv(struct rnic_qp *qp_, const struct rnic_sge *sge,
                         "rnic_post_recv: QP %#x has no receive "
                         "queue or too many entries",
                         qp->base.num);
+    /* The record, not a copy: RDMA may have advanced it (16-bit count). */
     ci = __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE);
-    if (qp->rq_pi - ci >= qp->rq_cnt)
+    pi = be32toh(__atomic_load_n(&qp->sh->rq_db, __ATOMIC_ACQUIRE));
+    if ((uint16_t)(pi - ci) >= qp->rq_cnt)
         return rnic_err(-ENOMEM, "rnic_post_recv: receive queue full");
-    slot = qp->rq_pi & (qp->rq_cnt - 1);
+    slot = pi & (qp->rq_cnt - 1);
     seg = (struct mlx5_data_seg *)(qp->rq + (size_t)slot * qp->rq_stride);
     for (unsigned i = 0; i < n; i++) {
         if (sge[i].length == 0)
@@ -736,11 +737,18 @@ static int sn_post_recv(struct rnic_qp *qp_, const struct rnic_sge *sge,
         seg[k].addr = 0;
     }
     qp->wrid[slot] = wr_id;
-    __atomic_store_n(&qp->sh->rq_pi, ++qp->rq_pi, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&qp->sh->rq_db, htobe32(pi + 1), __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&qp->sh->rnr_wait, __ATOMIC_SEQ_CST) ||
         __atomic_load_n(&qp->sh->state, __ATOMIC_RELAXED) != RNIC_QPS_RTS)
         sn_poke_qp(sn_dev(qp->base.dev)->ctl, qp->thr, qp->idx);
     return 0;
+}
+
+static void *sn_qp_rq_doorbell(struct rnic_qp *qp_)
+{
+    struct sn_cqp *qp = (struct sn_cqp *)qp_;
+
+    return qp->rq_cnt ? &qp->sh->rq_db : NULL;
 }
 
 /* ---- persistence ------------------------------------------------------ */
@@ -845,6 +853,7 @@ static const struct rnic_ops sn_client_ops = {
     .connect = sn_connect,
     .ring_doorbell = sn_ring_doorbell,
     .post_recv = sn_post_recv,
+    .qp_rq_doorbell = sn_qp_rq_doorbell,
     .persist = sn_persist,
     .attach = sn_attach,
 };

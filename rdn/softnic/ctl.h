@@ -16,7 +16,7 @@
 
 #include "rdn/rnic.h"
 
-#define SN_CTL_VERSION 2 /* 2: QP responder access */
+#define SN_CTL_VERSION 3 /* 2: QP responder access; 3: big-endian rq_db */
 #define SN_PATH_MAX    256
 
 enum sn_ctl_op {

@@ -36,6 +36,9 @@
  * - A SEND or WRITE_IMM finding no enabled receive waits for one (RNR
  *   retry with rnr_retry = 7, infinite) and blocks later messages of that
  *   connection; a receive queue that does not exist is REM_INV_REQ.
+ * - The receive doorbell record (struct sn_qp_shm.rq_db, big-endian, low
+ *   16 bits count) is read whenever a message needs a receive; RDMA that
+ *   stores into it pokes its QP (sn_mr_stored), the RNR retry of a NIC.
  * - Requests to a QP that is not connected back to the sender (RESET, or
  *   another peer) or that is gone complete with RETRY_EXC_ERR.
  * - Strict mode (window N > 0): a send queue snapshots the WQEBBs from ci
@@ -174,9 +177,10 @@ struct sn_area {
     size_t len;
     uint8_t *eng; /* the engine's mapping */
     int fd;
-    int refs;     /* the owner + each MR on it */
-    bool is_mem;  /* from rnic_mem_alloc (freeable, persistable) */
-    bool persist; /* survives its session */
+    int refs;           /* the owner + each MR on it */
+    bool is_mem;        /* from rnic_mem_alloc (freeable, persistable) */
+    bool persist;       /* survives its session */
+    uint32_t rq_db_qpn; /* a QP's area with a receive queue: the QP */
     char name[SN_NAME_MAX];
 };
 
@@ -188,6 +192,7 @@ struct sn_mr {
     uint8_t *eng; /* engine address of addr */
     struct sn_dev *dev;
     struct sn_area *area;
+    uint32_t rq_db_qpn; /* covers this QP's receive doorbell record, or 0 */
     bool persist;
     char name[SN_NAME_MAX];
 };
@@ -406,6 +411,25 @@ static inline uint8_t *sn_xlate(struct sn_engine *e, const struct sn_dev *dev,
     if (addr < mr->addr || len > mr->len || addr - mr->addr > mr->len - len)
         return NULL;
     return mr->eng + (addr - mr->addr);
+}
+
+/*
+ * A QP's receive doorbell record is ordinary registrable memory, so RDMA
+ * may store a new count there (rnic_qp_rq_doorbell). Call this after the
+ * engine stored [addr, addr+len) through key: a store that covered a
+ * record pokes its QP, so that a message waiting for a receive (RNR) sees
+ * the new count, as a NIC's RNR retry would.
+ */
+void sn_rq_db_stored(struct sn_engine *e, const struct sn_mr *mr, uint64_t addr,
+                     uint64_t len);
+
+static inline void sn_mr_stored(struct sn_engine *e, uint32_t key,
+                                uint64_t addr, uint64_t len)
+{
+    const struct sn_mr *mr = sn_load(&e->mrs[(key >> 8) & (SN_MAX_MRS - 1)]);
+
+    if (mr && mr->key == key && mr->rq_db_qpn)
+        sn_rq_db_stored(e, mr, addr, len);
 }
 
 /* ---- cq.c ------------------------------------------------------------- */

@@ -139,6 +139,26 @@ int sn_mem_dereg(struct sn_dev *d, uint64_t va, struct sn_ctl_resp *resp)
     return 0;
 }
 
+/* Whether [va, va+len) overlaps the receive doorbell record of QP area a */
+static bool sn_covers_rq_db(const struct sn_area *a, uint64_t va, uint64_t len)
+{
+    uint64_t db = a->app + offsetof(struct sn_qp_shm, rq_db);
+
+    return va < db + sizeof(uint32_t) && db < va + len;
+}
+
+void sn_rq_db_stored(struct sn_engine *e, const struct sn_mr *mr, uint64_t addr,
+                     uint64_t len)
+{
+    struct sn_qp *qp;
+
+    if (!sn_covers_rq_db(mr->area, addr, len))
+        return;
+    qp = sn_qp_lookup(e, mr->rq_db_qpn);
+    if (qp && qp->area == mr->area)
+        sn_poke_qp(e->ctl, qp->thr->idx, qp->idx);
+}
+
 /* A random tag for MR slot idx: 1..255 and not the slot's previous tag. */
 static uint8_t sn_mr_new_tag(struct sn_engine *e, uint32_t idx)
 {
@@ -182,6 +202,8 @@ int sn_mr_reg(struct sn_dev *d, uint64_t va, uint64_t len, uint32_t access,
     mr->eng = a->eng + (va - a->app);
     mr->dev = d;
     mr->area = a;
+    if (a->rq_db_qpn && sn_covers_rq_db(a, va, len))
+        mr->rq_db_qpn = a->rq_db_qpn;
     a->refs++;
     sn_list_add_tail(&d->mrs, &mr->node);
     sn_store(&e->mrs[idx], mr);

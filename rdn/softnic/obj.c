@@ -175,6 +175,8 @@ int sn_qp_create(struct sn_dev *d, int fd, const struct sn_ctl_req *req,
     }
     qp->idx = idx;
     qp->qpn = sn_number(e->qp_gen, idx);
+    if (a->rq_wqe)
+        qp->area->rq_db_qpn = qp->qpn;
     qp->dev = d;
     qp->thr = e->thr[e->next_thr++ % e->nthreads];
     qp->flags = a->flags;

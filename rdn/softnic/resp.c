@@ -77,13 +77,24 @@ static uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
     return sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr, len, need);
 }
 
+/*
+ * Receive WQEs posted, not yet consumed: the doorbell record's count
+ * (big-endian, low 16 bits, as mlx5) ahead of rq_ci. Capped at the ring,
+ * since the application, or RDMA, may have stored nonsense there.
+ */
+static uint32_t sn_rq_posted(const struct sn_qp *qp)
+{
+    uint32_t pi = be32toh(sn_load(&qp->sh->rq_db));
+    uint32_t n = (uint16_t)(pi - qp->rq_ci);
+
+    return n > qp->rq_cnt ? qp->rq_cnt : n;
+}
+
 /* Receive WQEs posted and enabled, not yet consumed. */
 static uint32_t sn_rq_avail(struct sn_qp *qp)
 {
-    uint32_t pi = sn_load(&qp->sh->rq_pi), n = pi - qp->rq_ci;
+    uint32_t n = sn_rq_posted(qp);
 
-    if (n > qp->rq_cnt)
-        n = qp->rq_cnt; /* an application wrote nonsense: stay in ring */
     if (qp->flags & RNIC_QP_MANAGED_RECV) {
         int32_t en = (int32_t)(sn_load(&qp->rq_en) - qp->rq_ci);
 
@@ -159,6 +170,7 @@ static int sn_recv_scatter(struct sn_thread *t, struct sn_qp *qp,
         if (!dst)
             return RNIC_WC_LOC_PROT_ERR;
         memcpy(dst, p->data + off, cnt);
+        sn_mr_stored(t->eng, lkey, be64toh(segs[n].addr), cnt);
         off += cnt;
     }
     return off < len ? RNIC_WC_LOC_LEN_ERR : 0;
@@ -207,6 +219,7 @@ static bool sn_resp_write(struct sn_thread *t, struct sn_qp *qp,
         return true;
     }
     memcpy(dst, p->data, p->h.len);
+    sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, p->h.len);
     if (imm)
         sn_recv_complete(t, qp, p, RNIC_WC_RECV_RDMA_IMM, 0, p->h.len);
     sn_respond(t, qp, p, SN_PKT_ACK, 0, NULL, 0, sn_arrival(t, p));
@@ -250,6 +263,7 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
     } else {
         old = __atomic_fetch_add(target, p->h.swap_add, __ATOMIC_SEQ_CST);
     }
+    sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, 8);
     sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8,
                sn_arrival(t, p) + qp->dev->tm.dma_ns * qp->dev->tm.timed);
 }
@@ -311,14 +325,11 @@ void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp)
 
 void sn_rq_flush(struct sn_thread *t, struct sn_qp *qp)
 {
-    uint32_t pi, n;
+    uint32_t n;
 
     if (!qp->rq_cnt)
         return;
-    pi = sn_load(&qp->sh->rq_pi);
-    n = pi - qp->rq_ci;
-    if (n > qp->rq_cnt)
-        n = qp->rq_cnt;
+    n = sn_rq_posted(qp);
     while (n--) {
         uint32_t slot = qp->rq_ci & (qp->rq_cnt - 1);
         struct sn_cqe c = {

@@ -106,15 +106,18 @@ static inline struct sn_cqe *sn_cq_ring(void *base)
 
 /*
  * QP header. sq_db is the doorbell record (application), db_ns the time the
- * doorbell was rung (application, timed models only). rq_pi counts posted
- * receives (application), rq_ci consumed ones (engine). rnr_wait tells
- * rnic_post_recv() that a message waits for a receive, so it must poke.
+ * doorbell was rung (application, timed models only). rq_db is the receive
+ * doorbell record: the count of posted receives, big-endian, of which the
+ * engine uses the low 16 bits as mlx5 does; rnic_post_recv() writes it, and
+ * so may RDMA once it is registered (rnic_qp_rq_doorbell()). rq_ci counts
+ * consumed receives (engine). rnr_wait tells rnic_post_recv() that a
+ * message waits for a receive, so it must poke.
  */
 struct sn_qp_shm {
     _Alignas(64) uint32_t sq_db;
     uint32_t rsvd0;
     uint64_t db_ns;
-    _Alignas(64) uint32_t rq_pi;
+    _Alignas(64) uint32_t rq_db; /* big-endian */
     _Alignas(64) uint32_t rq_ci;
     uint32_t rnr_wait;
     uint32_t state; /* enum rnic_qp_state, written by the engine */

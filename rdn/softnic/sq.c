@@ -758,6 +758,7 @@ static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
         if (!dst)
             return RNIC_WC_LOC_PROT_ERR;
         memcpy(dst, data + off, n);
+        sn_mr_stored(t->eng, s->lkey, s->addr, n);
         off += n;
     }
     return 0;
