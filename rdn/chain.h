@@ -472,6 +472,25 @@ int chain_unrolled_end_iter(struct chain_unrolled *l,
                             const struct chain_if *brk);
 int chain_unrolled_finish(struct chain_unrolled *l);
 
+/* ---- lap counters ----------------------------------------------------- */
+
+/*
+ * A chain that recycles its ring (a recycled loop, the offloaded GET)
+ * must move every WAIT count and enable index it holds one lap further
+ * each lap. It keeps, per WAIT + SEND_EN pair, a 64-bit host-endian
+ * counter in NIC memory: an FADD adds chain_lap_counter(completions per
+ * lap, WQEBBs per lap), then a READ (FENCE: after the FADD) copies it with
+ * the chain_lap_sges() scatter list into the pair's big-endian fields.
+ * WAIT counts are compared modulo 2^32 and enable indexes modulo 2^16, as
+ * the NIC does.
+ */
+#define CHAIN_LAP_SGES 8
+uint64_t chain_lap_counter(uint32_t wait_count, uint32_t en_index);
+void chain_lap_sges(const struct chain_wqe *wait, const struct chain_wqe *en,
+                    struct chain_loc sink, struct rnic_sge out[CHAIN_LAP_SGES]);
+/* Posts NOPs filling exactly nbb WQEBBs (up to 7 per WQE). */
+int chain_pad(struct chain_q *q, uint32_t nbb);
+
 /* ---- recycled loop ---------------------------------------------------- */
 
 #define CHAIN_RECYCLED_MAX_SEG 8

@@ -173,6 +173,62 @@ int chain_unrolled_finish(struct chain_unrolled *l)
     return 0;
 }
 
+/* ---- lap counters ----------------------------------------------------- */
+
+/*
+ * Bits 0-31 the WAIT count, bits 48-63 the low 16 bits of the enable index
+ * (all the NIC compares), bits 32-47 a gap that absorbs the carry out of
+ * the WAIT count each time it wraps 2^32. Without the gap the carry would
+ * land in the enable index and push every later SEND_EN one WQEBB further
+ * for good: after a few wraps the NIC could fetch WQEs before their
+ * indexes were patched. The gap fills after 2^16 wraps, i.e. 2^48
+ * completions (years at NIC rates).
+ */
+#define CTR_EN_SHIFT 48
+
+uint64_t chain_lap_counter(uint32_t wait_count, uint32_t en_index)
+{
+    return (uint64_t)(en_index & 0xffff) << CTR_EN_SHIFT | wait_count;
+}
+
+/*
+ * The counter's bytes 0-3 go byte-reversed into wait's big-endian count,
+ * the gap bytes to the sink, bytes 6-7 into the low half of en's index
+ * (its high half keeps its build-time value: the NIC ignores it).
+ */
+void chain_lap_sges(const struct chain_wqe *wait, const struct chain_wqe *en,
+                    struct chain_loc sink, struct rnic_sge out[CHAIN_LAP_SGES])
+{
+    struct chain_loc wi, ei;
+
+    chain_field(wait, CHAIN_F_INDEX, 0, &wi);
+    chain_field(en, CHAIN_F_INDEX, 0, &ei);
+    chain_be32_le_sges(wi, out);
+    out[4] = chain_loc_sge(chain_loc_part(sink, 0, 1));
+    out[5] = chain_loc_sge(chain_loc_part(sink, 1, 1));
+    out[6] = chain_loc_sge(chain_be_byte(ei, 0));
+    out[7] = chain_loc_sge(chain_be_byte(ei, 1));
+}
+
+int chain_pad(struct chain_q *q, uint32_t nbb)
+{
+    while (nbb) {
+        uint32_t n = nbb < 7 ? nbb : 7;
+        struct rnic_sge s[4 * 7 - 1];
+        struct chain_wr nop = {.opcode = MLX5_OPCODE_SEND, .sg = s};
+        int rc;
+
+        /* A NOP shaped like a SEND of 4n-1 segments fills n blocks. */
+        memset(s, 0, sizeof(s));
+        nop.nsg = 4 * n - 1;
+        rc = chain_post_as(q, &nop, MLX5_OPCODE_NOP, NULL);
+        if (rc < 0)
+            return rc;
+        nbb -= n;
+    }
+    return 0;
+}
+
 /* ---- recycled loop ---------------------------------------------------- */
 
 static struct chain_loc counter_loc(const struct chain_recycled *l,
@@ -297,38 +353,7 @@ static int pad_lap(struct chain_recycled *l)
                          "chain_recycled_end: the lap needs %u "
                          "WQEBBs, the ring has %u",
                          used + 2, ring);
-    for (uint32_t pad = ring - used - 2; pad;) {
-        uint32_t nbb = pad < 7 ? pad : 7;
-        struct rnic_sge s[4 * 7 - 1];
-        struct chain_wr nop = {.opcode = MLX5_OPCODE_SEND, .sg = s};
-        int rc;
-
-        /* A NOP shaped like a SEND of 4*nbb-1 segments fills nbb blocks. */
-        memset(s, 0, sizeof(s));
-        nop.nsg = 4 * nbb - 1;
-        rc = chain_post_as(l->q, &nop, MLX5_OPCODE_NOP, NULL);
-        if (rc < 0)
-            return rc;
-        pad -= nbb;
-    }
-    return 0;
-}
-
-/*
- * The 64-bit counter of a segment, host-endian (little-endian) in NIC
- * memory: bits 0-31 the WAIT count, bits 48-63 the low 16 bits of the
- * enable index (all the NIC compares), bits 32-47 a gap that absorbs the
- * carry out of the WAIT count each time it wraps 2^32. Without the gap the
- * carry would land in the enable index and push every later SEND_EN one
- * WQEBB further for good: after a few wraps the NIC could fetch WQEs of
- * the segment after next before their indexes were patched. The gap fills
- * after 2^16 wraps, i.e. 2^48 completions (years at NIC rates).
- */
-#define CTR_EN_SHIFT 48
-
-static uint64_t counter_value(uint32_t wait_count, uint32_t en_index)
-{
-    return (uint64_t)(en_index & 0xffff) << CTR_EN_SHIFT | wait_count;
+    return chain_pad(l->q, ring - used - 2);
 }
 
 /*
@@ -341,22 +366,16 @@ static uint64_t counter_value(uint32_t wait_count, uint32_t en_index)
 static void fix_patch(struct chain_recycled *l, unsigned s, unsigned next,
                       uint64_t inc)
 {
-    struct chain_loc ctr = counter_loc(l, next), wi, ei;
-    struct rnic_sge sg[8];
+    struct chain_loc ctr = counter_loc(l, next);
+    struct rnic_sge sg[CHAIN_LAP_SGES];
     struct chain_loc add;
 
     chain_wqe_set_raddr(&l->fadd[s], chain_loc_addr(ctr), ctr.rkey);
     chain_field(&l->fadd[s], CHAIN_F_SWAP, 0, &add);
     chain_put_be64(add.ptr, inc);
     chain_wqe_set_raddr(&l->patch[s], chain_loc_addr(ctr), ctr.rkey);
-    chain_field(&l->wait[next], CHAIN_F_INDEX, 0, &wi);
-    chain_field(&l->en[next], CHAIN_F_INDEX, 0, &ei);
-    chain_be32_le_sges(wi, sg);
-    sg[4] = chain_loc_sge(chain_loc_part(l->q->sink, 0, 1));
-    sg[5] = chain_loc_sge(chain_loc_part(l->q->sink, 1, 1));
-    sg[6] = chain_loc_sge(chain_be_byte(ei, 0));
-    sg[7] = chain_loc_sge(chain_be_byte(ei, 1));
-    for (int i = 0; i < 8; i++)
+    chain_lap_sges(&l->wait[next], &l->en[next], l->q->sink, sg);
+    for (int i = 0; i < CHAIN_LAP_SGES; i++)
         chain_wqe_set_sge(&l->patch[s], (unsigned)i, &sg[i]);
 }
 
@@ -386,7 +405,7 @@ static int fix_breaks(struct chain_recycled *l)
  *   segment j's WAIT in lap n waits for cq_base + n*C + cqc[j];
  *   segment j's SEND_EN in lap n enables base + n*R + end[j+1] (the
  *   last segment: base + (n+1)*R + end[0]).
- * Counter j (see counter_value()) is bumped by (R, C) once per lap before
+ * Counter j (see chain_lap_counter()) is bumped by (R, C) once per lap before
  * it is copied; it starts one increment below lap 0's values, except
  * counter 0, whose first bump yields lap 1's. WAIT counts are compared
  * modulo 2^32 and enable indexes modulo 2^16 (as the NIC does), so both
@@ -413,12 +432,12 @@ int chain_recycled_end(struct chain_recycled *l)
     ring = l->q->sq.wqebb_cnt;
     l->lap_wqebb = ring;
     l->lap_cqes = l->cqc[l->nseg - 1];
-    inc = counter_value(l->lap_cqes, ring);
+    inc = chain_lap_counter(l->lap_cqes, ring);
     for (unsigned j = 0; j < l->nseg; j++) {
         uint32_t w = l->cq_base + l->cqc[j];
         uint32_t e = j + 1 < l->nseg ? l->base + l->end[j + 1]
                                      : l->base + ring + l->end[0];
-        uint64_t v = counter_value(w, e);
+        uint64_t v = chain_lap_counter(w, e);
 
         chain_wqe_set_index(&l->wait[j], w);
         chain_wqe_set_index(&l->en[j], e);
