@@ -38,7 +38,7 @@ rdn_programs_rdn_chain_demo_LDADD = rdn/programs/librdnprog.a \
 # client library librdn.
 noinst_LIBRARIES += rdn/librdnoffload.a
 rdn_librdnoffload_a_SOURCES = rdn/offload_chain.c rdn/offload_client.c \
-	rdn/offload_wire.c rdn/offload.c rdn/offload_ctl.c rdn/offload_rearm.c \
+	rdn/offload_wire.c rdn/offload.c rdn/offload_ctl.c rdn/offload_watch.c rdn/offload_persist.c \
 	rdn/offload_table.c
 noinst_HEADERS += proto/rdn_wire.h rdn/offload_chain.h rdn/offload_client.h \
 	rdn/offload_wire.h rdn/offload.h rdn/offload_int.h rdn/offload_table.h

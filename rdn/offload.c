@@ -2,7 +2,7 @@
  * rdn/offload.c - the offload module: the NIC device, the memory the cache
  * keeps its table and items in, the table geometry and generation word,
  * the reclaim horizon, statistics, start and stop (see offload.h). The
- * handshake is in offload_ctl.c, the re-arm thread in offload_rearm.c.
+ * handshake is in offload_ctl.c, the watch thread in offload_watch.c.
  */
 #include "config.h"
 
@@ -20,16 +20,6 @@
 #define OFL_DEFAULT_ITERS   128
 #define OFL_DEFAULT_DEPTH   16
 #define OFL_DEFAULT_CLIENTS 64
-#define OFL_TABLE_ALIGN     4096
-#define OFL_MASTER_WQEBB    64
-
-/* One mapped item arena. */
-struct ofl_arena {
-    struct ofl_arena *next;
-    void *addr;
-    size_t len;
-    struct rnic_mr *mr;
-};
 
 void rdn_offload_cfg_init(struct rdn_offload_cfg *cfg)
 {
@@ -79,62 +69,12 @@ static bool cfg_ok(const struct rdn_offload_cfg *c)
            c->port <= 65535;
 }
 
-/* The table region, the generation word, the done CQ, the master. */
-static int open_nic_objects(struct rdn_offload *o)
-{
-    struct chain_q_attr ma = {.sq_wqebb = OFL_MASTER_WQEBB,
-                              .flags = RNIC_QP_CROSS_CHANNEL};
-    /*
-     * The done CQ must never overflow (an overflowed CQ is dead). A client
-     * whose QP fails can flood it: its flushed receives release every
-     * armed iteration, and each flushes its response WQEs there.
-     */
-    uint64_t depth =
-        (uint64_t)o->cfg.max_clients * o->cfg.iters * (OFL_RESP_WQES + 2);
-    int rc;
-
-    o->tregion_len = o->cfg.table_reserve;
-    rc = rnic_mem_alloc(o->dev, o->tregion_len, &o->tregion);
-    if (rc == 0)
-        rc = rnic_reg_mr(o->dev, o->tregion, o->tregion_len,
-                         RNIC_ACCESS_REMOTE_READ, &o->table_mr);
-    if (rc == 0)
-        rc = chain_buf_open(o->dev, 64, 0, &o->gen);
-    if (rc == 0)
-        rc = chain_cq_open(o->dev,
-                           (uint32_t)(depth < (1u << 22) ? depth : 1u << 22), 0,
-                           &o->done);
-    if (rc == 0)
-        rc = chain_q_open(o->dev, &ma, &o->master);
-    if (rc == 0)
-        rc = chain_q_connect(&o->master, &o->master);
-    return rc;
-}
-
-static void close_nic_objects(struct rdn_offload *o)
-{
-    chain_q_close(&o->master);
-    chain_cq_close(&o->done);
-    chain_buf_close(&o->gen);
-    if (o->table_mr)
-        rnic_dereg_mr(o->table_mr);
-    if (o->tregion)
-        rnic_mem_free(o->dev, o->tregion);
-    while (o->arenas) {
-        struct ofl_arena *a = o->arenas;
-
-        o->arenas = a->next;
-        rnic_dereg_mr(a->mr);
-        rnic_mem_free(o->dev, a->addr);
-        free(a);
-    }
-}
-
 /* Stores the generation word the chains write (geo_lock held). */
 static void publish_gen(struct rdn_offload *o)
 {
     __atomic_store_n((uint64_t *)o->gen.ptr,
                      rdn_gen_word(o->table_gen, o->inval), __ATOMIC_SEQ_CST);
+    ofl_ps(o)->inval = o->inval;
 }
 
 int rdn_offload_open(const struct rdn_offload_cfg *cfg,
@@ -159,11 +99,7 @@ int rdn_offload_open(const struct rdn_offload_cfg *cfg,
     pthread_mutex_init(&o->geo_lock, NULL);
     pthread_mutex_init(&o->lock, NULL);
     atomic_store(&o->horizon, ops->epoch(ops->ctx));
-    rc = rnic_open(cfg->device, NULL, &o->dev);
-    if (rc == 0)
-        rc = open_nic_objects(o);
-    if (rc == 0 && cfg->meta_len && !(o->meta = calloc(1, cfg->meta_len)))
-        rc = -ENOMEM;
+    rc = ofl_nic_open(o, cfg->device);
     if (rc < 0) {
         fprintf(stderr, "rdn: cannot set up the NIC: %s (%s)\n", strerror(-rc),
                 o->dev ? chain_errmsg() : rnic_errmsg());
@@ -184,27 +120,21 @@ void *rdn_offload_arena_map(struct rdn_offload *o, size_t len)
     size_t slack =
         rdn_item_total_len(RDN_KEY_MAX, o->cfg.item_size_max) + OFL_TABLE_ALIGN;
     struct ofl_arena *a = calloc(1, sizeof(*a));
-    void *p = NULL;
 
     if (!a)
         return NULL;
     pthread_mutex_lock(&o->arena_lock);
-    if (rnic_mem_alloc(o->dev, len + slack, &p) < 0 ||
-        rnic_reg_mr(o->dev, p, len + slack, 0, &a->mr) < 0) {
-        if (p)
-            rnic_mem_free(o->dev, p);
+    if (ofl_arena_get(o, len, len + slack, a) < 0) {
         pthread_mutex_unlock(&o->arena_lock);
         free(a);
         return NULL;
     }
-    a->addr = p;
-    a->len = len;
     if (!o->arenas)
-        o->arena_lkey = a->mr->lkey;
+        o->arena_lkey = a->buf.mr->lkey;
     a->next = o->arenas;
     o->arenas = a;
     pthread_mutex_unlock(&o->arena_lock);
-    return p;
+    return a->buf.ptr;
 }
 
 void rdn_offload_arena_unmap(struct rdn_offload *o, void *addr, size_t len)
@@ -214,7 +144,7 @@ void rdn_offload_arena_unmap(struct rdn_offload *o, void *addr, size_t len)
     (void)len;
     pthread_mutex_lock(&o->arena_lock);
     for (pp = &o->arenas; *pp; pp = &(*pp)->next)
-        if ((*pp)->addr == addr) {
+        if ((*pp)->buf.ptr == addr) {
             a = *pp;
             *pp = a->next;
             break;
@@ -222,8 +152,7 @@ void rdn_offload_arena_unmap(struct rdn_offload *o, void *addr, size_t len)
     pthread_mutex_unlock(&o->arena_lock);
     if (!a)
         return;
-    rnic_dereg_mr(a->mr);
-    rnic_mem_free(o->dev, a->addr);
+    chain_buf_close(&a->buf);
     free(a);
 }
 
@@ -237,13 +166,13 @@ void *rdn_offload_table_map(struct rdn_offload *o, size_t len)
     size_t n = (len + OFL_TABLE_ALIGN - 1) & ~(size_t)(OFL_TABLE_ALIGN - 1);
     size_t off = atomic_fetch_add(&o->tregion_used, n);
 
-    if (off + n > o->tregion_len || off + n < off) {
+    if (off + n > o->tbuf.len || off + n < off) {
         atomic_fetch_sub(&o->tregion_used, n);
-        ofl_log(o, "table region exhausted (%zu bytes reserved)",
-                o->tregion_len);
+        ofl_log(o, "table region exhausted (%zu bytes reserved)", o->tbuf.len);
         return NULL;
     }
-    return (uint8_t *)o->tregion + off;
+    ofl_ps(o)->tregion_used = off + n; /* the cache maps one at a time */
+    return o->tbuf.ptr + off;
 }
 
 void rdn_offload_table_unmap(struct rdn_offload *o, void *addr, size_t len)
@@ -316,12 +245,12 @@ int rdn_offload_start(struct rdn_offload *o)
     rc = ofl_ctl_listen(o);
     if (rc < 0)
         return rc;
-    rc = -pthread_create(&o->rearm_thread, NULL, ofl_rearm_main, o);
+    rc = -pthread_create(&o->watch_thread, NULL, ofl_watch_main, o);
     if (rc == 0) {
         rc = -pthread_create(&o->ctl_thread, NULL, ofl_ctl_main, o);
         if (rc < 0) {
             atomic_store(&o->stop, true);
-            pthread_join(o->rearm_thread, NULL);
+            pthread_join(o->watch_thread, NULL);
         }
     }
     if (rc < 0)
@@ -350,25 +279,18 @@ void rdn_offload_close(struct rdn_offload *o)
         atomic_store(&o->stop, true);
         ofl_ctl_wake(o);
         pthread_join(o->ctl_thread, NULL);
-        pthread_join(o->rearm_thread, NULL);
+        pthread_join(o->watch_thread, NULL);
     }
-    pthread_mutex_lock(&o->lock);
-    while (o->conns)
-        ofl_conn_free(o, o->conns);
-    pthread_mutex_unlock(&o->lock);
     if (o->listen_fd >= 0)
         close(o->listen_fd);
     for (int i = 0; i < 2; i++)
         if (o->wake[i] >= 0)
             close(o->wake[i]);
-    if (o->dev) {
-        close_nic_objects(o);
-        rnic_close(o->dev);
-    }
+    if (o->dev)
+        ofl_nic_close(o);
     pthread_mutex_destroy(&o->lock);
     pthread_mutex_destroy(&o->geo_lock);
     pthread_mutex_destroy(&o->arena_lock);
-    free(o->meta);
     free(o);
 }
 
@@ -379,17 +301,7 @@ bool rdn_offload_reattached(const struct rdn_offload *o)
 
 void *rdn_offload_meta(struct rdn_offload *o)
 {
-    return o->meta;
-}
-
-int rdn_offload_discard(struct rdn_offload *o)
-{
-    if (!o)
-        return -EINVAL;
-    if (o->meta)
-        memset(o->meta, 0, o->cfg.meta_len);
-    o->reattached = false;
-    return 0;
+    return o->cfg.meta_len ? o->meta.ptr : NULL;
 }
 
 /* ---- statistics ------------------------------------------------------- */
@@ -419,7 +331,6 @@ void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
     stat_u64(fn, ctx, "rdn_get_hits", hits);
     stat_u64(fn, ctx, "rdn_get_misses", misses);
     stat_u64(fn, ctx, "rdn_refreshes", atomic_load(&o->refreshes));
-    stat_u64(fn, ctx, "rdn_rearms", atomic_load(&o->rearms));
     stat_u64(fn, ctx, "rdn_qp_errors", atomic_load(&o->qp_errors));
 }
 
@@ -458,7 +369,6 @@ void rdn_offload_client_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
         client_stat(fn, ctx, c, "inflight", ofl_pipe_inflight(&c->pipe));
         client_stat(fn, ctx, c, "depth", c->depth);
         client_stat(fn, ctx, c, "refreshes", c->refreshes);
-        client_stat(fn, ctx, c, "rearms", c->rearms);
         client_stat(fn, ctx, c, "lru_touches", c->touches);
     }
     pthread_mutex_unlock(&o->lock);

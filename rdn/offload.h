@@ -1,7 +1,7 @@
 /*
  * rdn/offload.h - the server side of the offloaded GET: NIC memory for the
  * cache's table and items, the handshake listener (--rdn-port), one GET
- * pipeline per client (rdn/offload_chain.h), the re-arm thread, the reader
+ * pipeline per client (rdn/offload_chain.h), the watch thread, the reader
  * horizon that keeps freed item memory from being reused under a chain,
  * and the statistics.
  *
@@ -128,7 +128,7 @@ int rdn_offload_start(struct rdn_offload *o);
 int rdn_offload_port(const struct rdn_offload *o);
 
 /* "stats": rdn_clients, rdn_get_hits, rdn_get_misses, rdn_refreshes,
- * rdn_rearms, rdn_qp_errors. */
+ * rdn_qp_errors. */
 void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx);
 /* "stats rdn": the totals, then per client "client_<id>:<name>". */
 void rdn_offload_client_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx);

@@ -1,10 +1,12 @@
 /*
- * rdn/offload_chain.c - building, arming and retiring one client's GET
- * pipeline (see offload_chain.h for the chain and its ordering argument).
+ * rdn/offload_chain.c - building, starting, watching and persisting one
+ * client's recycled GET pipeline (see offload_chain.h for the chain and
+ * why it can run forever).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,49 +14,20 @@
 
 #define OFL_READ_DS   (2 + 2 * RDN_BUCKET_SLOTS) /* ctrl, raddr, scatter */
 #define OFL_RECV_SGE  (2 + OFL_RESP_WQES + 1)    /* see post_recv() */
-#define OFL_WORKER_CQ 64 /* WAITs read the workers' CQs; nobody polls */
+#define OFL_WORKER_CQ 64 /* WAITs read the worker's CQ; nobody polls */
+#define OFL_HEAD      2  /* WQEBBs of a worker unit's head */
+#define OFL_IMM_OFF   OFL_RESP_WQES /* WQEBB of the WRITE_IMM in a unit */
+/* Iterations a 16-bit WQE counter of the response ring tells apart. */
+#define OFL_ITER_MOD (65536 / OFL_RESP_UNIT)
 
 _Static_assert(OFL_RECV_SGE <= MLX5_RECV_MAX_SGE, "receive scatter list");
 _Static_assert(2 * RDN_BUCKET_SLOTS <= CHAIN_MAX_SGE, "READ scatter list");
 
-static uint32_t wqebb_of(unsigned ds)
-{
-    return (ds * MLX5_SEND_WQE_DS + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB;
-}
-
-/* WQEBBs of a worker's head, READ and CASes. */
-static uint32_t worker_base(void)
-{
-    return OFL_HEAD_WQEBB + wqebb_of(OFL_READ_DS) + RDN_BUCKET_SLOTS;
-}
-
-/* Worker a also waits for worker b's previous enable, then enables each
- * of its response WQEs once its CAS completed (see enable_resp()). */
-static uint32_t wa_unit(void)
-{
-    return worker_base() + 1 + 2 * RDN_BUCKET_SLOTS;
-}
-
-/* Worker b also waits for its CASes and worker a's enables, and enables
- * the rest of resp. */
-static uint32_t wb_unit(void)
-{
-    return worker_base() + 3;
-}
-
-static uint32_t resp_unit(void)
-{
-    return OFL_RESP_WQES + 1;
-}
-
-static uint32_t ring_for(uint32_t unit, uint32_t iters)
-{
-    uint32_t need = (iters + 1) * unit, n = 1;
-
-    while (n < need)
-        n <<= 1;
-    return n;
-}
+/* What building unit i leaves for the counters and the receive. */
+struct ofl_unit {
+    struct chain_wqe head_wait, head_en, tail_wait, tail_en;
+    struct chain_wqe read[2], cas[OFL_RESP_WQES], imm;
+};
 
 /* The compare a CAS holds until a request overwrites it: ds 0, which no
  * match word has (they all carry RDN_SLOT_DS), so it matches nothing. */
@@ -63,10 +36,10 @@ static uint64_t cmp_never(void)
     return chain_ctrl_word(MLX5_OPCODE_NOP, 0, 0);
 }
 
-static uint64_t slot_addr(const struct ofl_pipe *p, uint64_t k)
+static uint64_t slot_addr(const struct ofl_pipe *p, uint32_t i)
 {
     return p->cfg.slot_addr +
-           (k & (p->cfg.depth - 1)) * (uint64_t)p->cfg.slot_size;
+           (i & (p->cfg.depth - 1)) * (uint64_t)p->cfg.slot_size;
 }
 
 static struct chain_loc client_loc(const struct ofl_pipe *p, uint64_t addr,
@@ -79,56 +52,47 @@ static struct chain_loc client_loc(const struct ofl_pipe *p, uint64_t addr,
     return l;
 }
 
-/* ---- building blocks -------------------------------------------------- */
-
-/*
- * Head of iteration k on worker q: wait for request k's receive, then
- * release the body of k and the head of k + 1 (`unit` blocks further on).
- */
-static int post_head(struct ofl_pipe *p, struct chain_q *q, uint64_t k,
-                     uint32_t unit)
+/* Unit i's two lap counters. */
+static struct chain_loc counter(const struct ofl_pipe *p, uint32_t i,
+                                unsigned which)
 {
-    uint32_t start = q->pi;
-    int rc = chain_wait(q, p->resp.rcq, (uint32_t)(k + 1), 0, NULL);
-
-    if (rc == 0)
-        rc = chain_send_en(q, q, start + unit + OFL_HEAD_WQEBB, 0, NULL);
-    return rc;
+    return chain_buf_loc(&p->ctr, (size_t)(2 * i + which) * 8, 8);
 }
 
+/* ---- building blocks -------------------------------------------------- */
+
 /* A READ of bucket 0 whose scatter list is filled in by set_scatter(). */
-static int post_read(struct ofl_pipe *p, struct chain_q *q,
-                     struct chain_wqe *out)
+static int post_read(struct ofl_pipe *p, struct chain_wqe *out)
 {
     struct rnic_sge ph[2 * RDN_BUCKET_SLOTS];
     struct chain_loc table = chain_loc_mr(
         p->cfg.table_mr, p->cfg.table_mr->addr, sizeof(struct rdn_bucket));
 
     for (unsigned i = 0; i < 2 * RDN_BUCKET_SLOTS; i++)
-        ph[i] = chain_loc_sge(chain_loc_part(q->sink, 0, 8));
-    return chain_read(q, ph, 2 * RDN_BUCKET_SLOTS, table, 0, out);
+        ph[i] = chain_loc_sge(chain_loc_part(p->w.sink, 0, 8));
+    return chain_read(&p->w, ph, 2 * RDN_BUCKET_SLOTS, table, 0, out);
 }
 
 /*
- * Response WQE i of iteration k (on resp, a NOP shaped like a WRITE into
- * the client's slot) and the CAS on worker ctl that may turn it into that
+ * Response WQE j of unit i (on resp, a NOP shaped like a WRITE into the
+ * client's slot) and the CAS on the worker that may turn it into that
  * WRITE. The CAS compares with nothing until a request arrives.
  */
-static int post_resp(struct ofl_pipe *p, struct chain_q *ctl, uint64_t k,
-                     unsigned cas_flags, struct chain_wqe *resp,
-                     struct chain_wqe *cas)
+static int post_resp(struct ofl_pipe *p, uint32_t i, unsigned cas_flags,
+                     struct chain_wqe *resp, struct chain_wqe *cas)
 {
     struct rnic_sge ph = chain_loc_sge(chain_loc_part(p->resp.sink, 0, 8));
     struct chain_wr wr = {.opcode = MLX5_OPCODE_RDMA_WRITE,
                           .sg = &ph,
                           .nsg = 1,
-                          .raddr = slot_addr(p, k) + RDN_RESP_ITEM_OFF,
+                          .raddr = slot_addr(p, i) + RDN_RESP_ITEM_OFF,
                           .rkey = p->cfg.slot_rkey};
     struct chain_loc cmp;
     struct chain_if cif;
     int rc;
 
-    rc = chain_if_post(ctl, &p->resp, &wr, 0, 0, CHAIN_IF_ARM, cas_flags, &cif);
+    rc = chain_if_post(&p->w, &p->resp, &wr, 0, 0, CHAIN_IF_ARM, cas_flags,
+                       &cif);
     if (rc == 0)
         rc = chain_field(&cif.cas, CHAIN_F_COMPARE, 0, &cmp);
     if (rc < 0)
@@ -164,211 +128,227 @@ static int set_scatter(const struct chain_wqe *read,
 }
 
 /*
- * The receive of request k: its scatter list follows struct rdn_get_req,
- * bucket addresses into the READs, compares into the CASes, the request id
- * into the WRITE_IMM.
+ * The response unit i: eight guarded WRITEs (their CASes on the worker,
+ * behind the READs of both buckets), the closing WRITE_IMM and padding.
  */
-static int post_recv(struct ofl_pipe *p, uint64_t k,
-                     const struct chain_wqe *read, const struct chain_wqe *cas,
-                     const struct chain_wqe *imm)
+static int post_lookup(struct ofl_pipe *p, uint32_t i, struct ofl_unit *u)
+{
+    struct chain_wqe resp[OFL_RESP_WQES];
+    struct rnic_sge gen = chain_loc_sge(p->cfg.gen);
+    uint32_t r0 = p->resp.pi;
+    int rc = post_read(p, &u->read[0]);
+
+    if (rc == 0)
+        rc = post_read(p, &u->read[1]);
+    /* FENCE: the first CAS runs once both READs have landed. */
+    for (unsigned j = 0; j < OFL_RESP_WQES && rc == 0; j++)
+        rc = post_resp(p, i, j == 0 ? CHAIN_FENCE : 0, &resp[j], &u->cas[j]);
+    for (unsigned b = 0; b < 2 && rc == 0; b++)
+        rc = set_scatter(&u->read[b], &resp[b * RDN_BUCKET_SLOTS]);
+    if (rc == 0)
+        rc = chain_write_imm(
+            &p->resp, &gen, 1,
+            client_loc(p, slot_addr(p, i) + RDN_RESP_GEN_OFF, 8), 0,
+            CHAIN_SIGNALED, &u->imm);
+    if (rc == 0 && u->imm.index - r0 != OFL_IMM_OFF)
+        rc = -EPROTO;
+    if (rc == 0)
+        rc = chain_pad(&p->resp, OFL_RESP_UNIT - (p->resp.pi - r0));
+    return rc;
+}
+
+/*
+ * The FADD/READ pair that moves the WAIT and SEND_EN of one half of unit
+ * i (which: 0 the head, 1 the tail) a lap ahead; the head's pair also
+ * re-posts the unit's receive through the doorbell record.
+ */
+static int post_patch(struct ofl_pipe *p, uint32_t i, unsigned which,
+                      const struct chain_wqe *wait, const struct chain_wqe *en,
+                      uint64_t inc)
+{
+    struct chain_loc ctr = counter(p, i, which);
+    struct rnic_sge sg[CHAIN_LAP_SGES];
+    int rc;
+
+    chain_lap_sges(wait, en, p->w.sink, sg);
+    rc = chain_fadd(&p->w, ctr, inc, NULL, 0, NULL);
+    if (rc == 0)
+        rc = chain_read(&p->w, sg, CHAIN_LAP_SGES, ctr, CHAIN_FENCE, NULL);
+    if (rc == 0 && which == 0) {
+        struct rnic_sge db[4];
+
+        chain_be32_le_sges(p->resp.rq_db, db);
+        rc = chain_read(&p->w, db, 4, chain_loc_part(ctr, 0, 4), 0, NULL);
+    }
+    return rc;
+}
+
+/*
+ * Worker unit i and response unit i, with lap-0 indexes: w_base and
+ * r_base are the rings' first indexes, cq_lap the worker CQ's completions
+ * per lap (known: eight CASes per unit).
+ */
+static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
+                     uint32_t r_base, struct ofl_unit *u)
+{
+    uint32_t iters = p->cfg.iters, w0 = p->w.pi;
+    uint32_t cq_lap = iters * OFL_RESP_WQES;
+    int rc = chain_wait(&p->w, p->resp.rcq, i + 1, 0, &u->head_wait);
+
+    if (rc == 0)
+        rc = chain_send_en(&p->w, &p->w,
+                           w_base + (i + 1) * OFL_W_UNIT + OFL_HEAD, 0,
+                           &u->head_en);
+    if (rc == 0)
+        rc = post_lookup(p, i, u);
+    if (rc == 0)
+        rc =
+            chain_wait_wqe(&p->w, &u->cas[OFL_RESP_WQES - 1], 0, &u->tail_wait);
+    if (rc == 0)
+        rc = chain_send_en(&p->w, &p->resp, r_base + (i + 1) * OFL_RESP_UNIT, 0,
+                           &u->tail_en);
+    if (rc == 0)
+        rc = post_patch(p, i, 0, &u->head_wait, &u->head_en,
+                        chain_lap_counter(iters, iters * OFL_W_UNIT));
+    if (rc == 0)
+        rc = post_patch(p, i, 1, &u->tail_wait, &u->tail_en,
+                        chain_lap_counter(cq_lap, iters * OFL_RESP_UNIT));
+    if (rc == 0 && p->w.pi - w0 > OFL_W_UNIT)
+        rc = -EPROTO;
+    if (rc == 0)
+        rc = chain_pad(&p->w, OFL_W_UNIT - (p->w.pi - w0));
+    return rc;
+}
+
+/* Unit i's counters hold lap 0's indexes: their first bump yields lap 1's. */
+static void init_counters(struct ofl_pipe *p, uint32_t i,
+                          const struct ofl_unit *u, uint32_t w_base,
+                          uint32_t r_base)
+{
+    uint64_t v[2] = {
+        chain_lap_counter(i + 1, w_base + (i + 1) * OFL_W_UNIT + OFL_HEAD),
+        chain_lap_counter(u->cas[OFL_RESP_WQES - 1].cq_count,
+                          r_base + (i + 1) * OFL_RESP_UNIT),
+    };
+
+    memcpy(counter(p, i, 0).ptr, &v[0], 8);
+    memcpy(counter(p, i, 1).ptr, &v[1], 8);
+}
+
+/*
+ * The receive of unit i: its scatter list follows struct rdn_get_req,
+ * bucket addresses into the READs, compares into the CASes, the request id
+ * into the WRITE_IMM. Posted once: the chain re-posts it every lap.
+ */
+static int post_recv(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u)
 {
     struct rnic_sge sge[OFL_RECV_SGE];
     struct chain_loc l;
     unsigned n = 0;
     int rc = 0;
 
-    for (unsigned i = 0; i < 2 && rc == 0; i++) {
-        rc = chain_field(&read[i], CHAIN_F_RADDR, 0, &l);
+    for (unsigned b = 0; b < 2 && rc == 0; b++) {
+        rc = chain_field(&u->read[b], CHAIN_F_RADDR, 0, &l);
         sge[n++] = chain_loc_sge(l);
     }
-    for (unsigned i = 0; i < OFL_RESP_WQES && rc == 0; i++) {
-        rc = chain_field(&cas[i], CHAIN_F_COMPARE, 0, &l);
+    for (unsigned j = 0; j < OFL_RESP_WQES && rc == 0; j++) {
+        rc = chain_field(&u->cas[j], CHAIN_F_COMPARE, 0, &l);
         sge[n++] = chain_loc_sge(l);
     }
     if (rc == 0)
-        rc = chain_field(imm, CHAIN_F_IMM, 0, &l);
+        rc = chain_field(&u->imm, CHAIN_F_IMM, 0, &l);
     if (rc < 0)
         return rc;
     sge[n++] = chain_loc_sge(l);
-    return chain_post_recv(&p->resp, sge, n, k);
+    return chain_post_recv(&p->resp, sge, n, i);
 }
 
-/* ---- one iteration ---------------------------------------------------- */
-
-/* The response half: eight guarded WRITEs, the READs, the closing
- * WRITE_IMM. read[2], cas[8] and *imm receive what was posted. */
-static int post_body(struct ofl_pipe *p, uint64_t k, struct ofl_iter *it,
-                     struct chain_wqe *read, struct chain_wqe *cas,
-                     struct chain_wqe *imm)
+/* Builds the whole lap on fresh rings and posts one receive per unit. */
+static int build_lap(struct ofl_pipe *p)
 {
-    struct chain_q *w[2] = {&p->wa, &p->wb};
-    struct rnic_sge gen = chain_loc_sge(p->cfg.gen);
+    uint32_t w_base = p->w.pi, r_base = p->resp.pi;
+    uint32_t cq0 = p->w.scq->count;
+    struct ofl_unit u;
     int rc = 0;
 
-    for (unsigned b = 0; b < 2 && rc == 0; b++) {
-        rc = post_read(p, w[b], &read[b]);
-        for (unsigned i = 0; i < RDN_BUCKET_SLOTS && rc == 0; i++) {
-            unsigned j = b * RDN_BUCKET_SLOTS + i;
-
-            /* FENCE: the first CAS runs once the READ has landed. */
-            rc = post_resp(p, w[b], k, i == 0 ? CHAIN_FENCE : 0, &it->resp[j],
-                           &cas[j]);
-        }
+    for (uint32_t i = 0; i < p->cfg.iters && rc == 0; i++) {
+        rc = post_unit(p, i, w_base, r_base, &u);
         if (rc == 0)
-            rc = set_scatter(&read[b], &it->resp[b * RDN_BUCKET_SLOTS]);
-    }
-    if (rc == 0)
-        rc = chain_write_imm(
-            &p->resp, &gen, 1,
-            client_loc(p, slot_addr(p, k) + RDN_RESP_GEN_OFF, 8), 0,
-            CHAIN_SIGNALED, imm);
-    return rc;
-}
-
-/*
- * Releases iteration k's response WQEs as early as their CASes allow, so
- * the response queue's WQEs of bucket 1 run while worker a's later CASes
- * and worker b's are still in flight:
- *   wa: WAIT(wb's enable of k - 1)  then per slot i: WAIT(CAS i)
- *       SEND_EN(resp up to resp[i])  (the last one signaled)
- *   wb: WAIT(its last CAS)  WAIT(wa's last enable)  SEND_EN(resp: all of k)
- * Every enable thus follows the completion of the CASes of every WQE it
- * releases, and the enables of resp come in ring order (wa's of k after
- * wb's of k - 1, wb's of k after wa's of k), so a limit never overtakes
- * an unresolved WQE whatever order the workers run in.
- */
-static int enable_resp(struct ofl_pipe *p, const struct ofl_iter *it,
-                       const struct chain_wqe *cas)
-{
-    struct chain_wqe wa_last, wb_en;
-    int rc = chain_wait(&p->wa, p->wb.scq, p->wb_en_count, 0, NULL);
-
-    for (unsigned i = 0; i < RDN_BUCKET_SLOTS && rc == 0; i++) {
-        rc = chain_wait_wqe(&p->wa, &cas[i], 0, NULL);
+            rc = post_recv(p, i, &u);
         if (rc == 0)
-            rc = chain_send_en(&p->wa, &p->resp, it->resp[i].index + 1,
-                               i + 1 == RDN_BUCKET_SLOTS ? CHAIN_SIGNALED : 0,
-                               &wa_last);
+            init_counters(p, i, &u, w_base, r_base);
     }
-    if (rc == 0)
-        rc = chain_wait_wqe(&p->wb, &cas[OFL_RESP_WQES - 1], 0, NULL);
-    if (rc == 0)
-        rc = chain_wait_wqe(&p->wb, &wa_last, 0, NULL);
-    if (rc == 0)
-        rc =
-            chain_send_en(&p->wb, &p->resp, p->resp.pi, CHAIN_SIGNALED, &wb_en);
-    if (rc == 0)
-        p->wb_en_count = wb_en.cq_count;
-    return rc;
-}
-
-/* Room for one more iteration on every ring. */
-static bool have_room(const struct ofl_pipe *p)
-{
-    return chain_q_room(&p->wa) >= wa_unit() &&
-           chain_q_room(&p->wb) >= wb_unit() &&
-           chain_q_room(&p->resp) >= resp_unit();
-}
-
-/*
- * Arms iteration k = p->armed: its body on both workers and resp, the
- * workers' enables of resp, the heads of k + 1, then its receive. The layout
- * must be exactly one unit per ring, which the heads' enable indexes assume.
- */
-static int arm_one(struct ofl_pipe *p)
-{
-    uint64_t k = p->armed;
-    struct ofl_iter *it = &p->iter[k & (p->cfg.iters - 1)];
-    struct chain_wqe read[2], cas[OFL_RESP_WQES], imm;
-    uint32_t wa0 = p->wa.pi, wb0 = p->wb.pi, r0 = p->resp.pi;
-    int rc;
-
-    if (!have_room(p))
-        return -ENOSPC;
-    rc = post_body(p, k, it, read, cas, &imm);
-    if (rc == 0)
-        rc = enable_resp(p, it, cas);
-    it->wa_end = p->wa.pi;
-    it->wb_end = p->wb.pi;
-    it->resp_end = p->resp.pi;
-    if (rc == 0)
-        rc = post_head(p, &p->wa, k + 1, wa_unit());
-    if (rc == 0)
-        rc = post_head(p, &p->wb, k + 1, wb_unit());
-    if (rc == 0 &&
-        (p->wa.pi - wa0 != wa_unit() || p->wb.pi - wb0 != wb_unit() ||
-         p->resp.pi - r0 != resp_unit()))
+    /* The indexes above assume exactly one lap per ring and eight
+     * completions per worker unit. */
+    if (rc == 0 && (p->w.pi - w_base != p->w.sq.wqebb_cnt ||
+                    p->resp.pi - r_base != p->resp.sq.wqebb_cnt ||
+                    p->w.scq->count - cq0 != p->cfg.iters * OFL_RESP_WQES))
         rc = -EPROTO;
-    if (rc == 0)
-        rc = post_recv(p, k, read, cas, &imm);
-    if (rc < 0) {
-        p->failed = true; /* a half-built iteration cannot be taken back */
-        return rc;
-    }
-    p->armed++;
-    return 0;
+    return rc;
 }
 
 /* ---- the pipeline ----------------------------------------------------- */
 
-static int open_worker(struct rnic_device *dev, uint32_t unit, uint32_t iters,
-                       struct chain_q *q)
-{
-    struct chain_q_attr a = {
-        .sq_wqebb = ring_for(unit, iters),
-        .flags = RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND,
-        .cq_depth = OFL_WORKER_CQ,
-        .cq_flags = RNIC_CQ_IGNORE_OVERRUN,
-        .ring_access = RNIC_ACCESS_LOCAL_WRITE, /* receive scatters only */
-    };
-    int rc = chain_q_open(dev, &a, q);
-
-    return rc < 0 ? rc : chain_q_connect(q, q);
-}
-
 static bool cfg_ok(const struct ofl_pipe_cfg *c)
 {
-    return c && c->iters >= 2 && !(c->iters & (c->iters - 1)) &&
-           c->depth >= 1 && !(c->depth & (c->depth - 1)) && c->table_mr &&
-           c->gen.ptr && c->gen.len == 8 && c->done_cq && c->master &&
-           c->slot_size >= rdn_resp_slot_size(0);
+    return c && c->iters >= 2 && c->iters <= OFL_ITER_MOD &&
+           !(c->iters & (c->iters - 1)) && c->depth >= 1 &&
+           c->depth <= c->iters && !(c->depth & (c->depth - 1)) &&
+           c->table_mr && c->gen.ptr && c->gen.len == 8 && c->done_cq &&
+           c->master && c->slot_size >= rdn_resp_slot_size(0);
 }
+
+static void resp_attr(const struct ofl_pipe_cfg *cfg, struct chain_q_attr *ra)
+{
+    memset(ra, 0, sizeof(*ra));
+    ra->sq_wqebb = cfg->iters * OFL_RESP_UNIT;
+    ra->rq_wqe = cfg->iters;
+    ra->max_recv_sge = OFL_RECV_SGE;
+    /* The client's peer: it may SEND requests and nothing else, so no key
+     * of the server's NIC is reachable through it. */
+    ra->flags = RNIC_QP_MANAGED_SEND | RNIC_QP_RESTRICT_ACCESS;
+    /* Its ring: scattered into locally, CASed by the worker (loopback). */
+    ra->ring_access = RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_ATOMIC;
+    ra->scq = cfg->done_cq;
+    /* Its receive CQ: polled by the server while it lives, and WAITed on:
+     * it must outlast a dead server, so it never overflows. */
+    ra->cq_depth = 4 * cfg->iters;
+    ra->cq_flags = RNIC_CQ_IGNORE_OVERRUN;
+}
+
+#define OFL_W_FLAGS (RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND)
 
 int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                   struct ofl_pipe *p)
 {
+    struct chain_q_attr wa = {
+        .flags = OFL_W_FLAGS,
+        .cq_depth = OFL_WORKER_CQ,
+        .cq_flags = RNIC_CQ_IGNORE_OVERRUN,
+        /* Its ring: READ scatters (patches) and nothing remote. */
+        .ring_access = RNIC_ACCESS_LOCAL_WRITE,
+    };
     struct chain_q_attr ra;
+    const unsigned ctr_access = RNIC_ACCESS_LOCAL_WRITE |
+                                RNIC_ACCESS_REMOTE_READ |
+                                RNIC_ACCESS_REMOTE_ATOMIC;
     int rc;
 
     if (!dev || !p || !cfg_ok(cfg))
         return -EINVAL;
     memset(p, 0, sizeof(*p));
     p->cfg = *cfg;
-    p->iter = calloc(cfg->iters, sizeof(*p->iter));
-    if (!p->iter)
-        return -ENOMEM;
-    memset(&ra, 0, sizeof(ra));
-    ra.sq_wqebb = ring_for(resp_unit(), cfg->iters);
-    ra.rq_wqe = cfg->iters;
-    ra.max_recv_sge = OFL_RECV_SGE;
-    /* The client's peer: it may SEND requests and nothing else, so no key
-     * of the server's NIC is reachable through it. */
-    ra.flags = RNIC_QP_MANAGED_SEND | RNIC_QP_RESTRICT_ACCESS;
-    /* Its ring: scattered into locally, CASed by the workers (loopback). */
-    ra.ring_access = RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_ATOMIC;
-    ra.scq = cfg->done_cq;
-    ra.cq_depth = 4 * cfg->iters; /* its own receive CQ, polled */
-    /* Worker a first, then b: engine threads take QPs round robin, so the
-     * two workers land on different threads when there are several. */
-    rc = open_worker(dev, wa_unit(), cfg->iters, &p->wa);
+    wa.sq_wqebb = cfg->iters * OFL_W_UNIT;
+    resp_attr(cfg, &ra);
+    rc = chain_q_open(dev, &wa, &p->w);
     if (rc == 0)
-        rc = open_worker(dev, wb_unit(), cfg->iters, &p->wb);
+        rc = chain_q_connect(&p->w, &p->w);
     if (rc == 0)
         rc = chain_q_open(dev, &ra, &p->resp);
     if (rc == 0)
-        rc = post_head(p, &p->wa, 0, wa_unit());
+        rc = chain_buf_open(dev, (size_t)cfg->iters * 16, ctr_access, &p->ctr);
     if (rc == 0)
-        rc = post_head(p, &p->wb, 0, wb_unit());
+        rc = build_lap(p);
     if (rc < 0)
         ofl_pipe_close(p);
     return rc;
@@ -381,32 +361,6 @@ int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out)
     return rnic_qp_addr(p->resp.qp, out);
 }
 
-/* Releases both workers' first heads through the master queue. */
-static int kick(struct ofl_pipe *p)
-{
-    struct chain_q *m = p->cfg.master;
-    struct rnic_wc wc;
-    int rc;
-
-    /* The first heads sit at index 0 of the workers' fresh rings. */
-    rc = chain_send_en(m, &p->wa, OFL_HEAD_WQEBB, 0, NULL);
-    if (rc == 0)
-        rc = chain_send_en(m, &p->wb, OFL_HEAD_WQEBB, CHAIN_SIGNALED, NULL);
-    if (rc == 0)
-        rc = chain_q_doorbell(m);
-    if (rc < 0)
-        return rc;
-    rc = chain_cq_poll_wait(m->scq, &wc, 5000);
-    if (rc == 1 && wc.status != RNIC_WC_SUCCESS)
-        rc = -EIO;
-    else if (rc == 0)
-        rc = -ETIMEDOUT;
-    if (rc < 0)
-        return rc;
-    chain_q_retire(m, m->pi);
-    return 0;
-}
-
 int ofl_pipe_connect(struct ofl_pipe *p, const struct rnic_addr *client)
 {
     if (!p || !p->resp.qp || !client)
@@ -414,23 +368,46 @@ int ofl_pipe_connect(struct ofl_pipe *p, const struct rnic_addr *client)
     return rnic_connect(p->resp.qp, client);
 }
 
+/* Releases the worker's first head (index 0 of its fresh ring). */
 int ofl_pipe_start(struct ofl_pipe *p)
 {
+    struct chain_q *m;
+    struct rnic_wc wc;
     int rc;
 
-    if (!p || p->started)
+    if (!p || p->started || !p->w.qp)
         return -EINVAL;
-    rc = ofl_pipe_rearm(p);
-    if (rc >= 0)
-        rc = kick(p);
+    m = p->cfg.master;
+    rc = chain_send_en(m, &p->w, OFL_HEAD, CHAIN_SIGNALED, NULL);
+    if (rc == 0)
+        rc = chain_q_doorbell(m);
+    if (rc == 0) {
+        rc = chain_cq_poll_wait(m->scq, &wc, 5000);
+        if (rc == 1 && wc.status != RNIC_WC_SUCCESS)
+            rc = -EIO;
+        else if (rc == 0)
+            rc = -ETIMEDOUT;
+    }
     if (rc < 0) {
         p->failed = true;
         return rc;
     }
+    chain_q_retire(m, m->pi);
     p->started = true;
     return 0;
 }
 
+/* v's 64-bit continuation of the count `low` (low bits of it, mod m). */
+static uint64_t lift(uint64_t v, uint32_t low, uint32_t m)
+{
+    return v + ((low - (uint32_t)v) & (m - 1));
+}
+
+/*
+ * Receive completions carry the receive queue's 16-bit counter: counting
+ * from it (not from the number of completions) stays right after the
+ * poller fell behind a full CQ, e.g. across a server restart.
+ */
 int ofl_pipe_poll_recv(struct ofl_pipe *p)
 {
     struct rnic_wc wc[32];
@@ -446,68 +423,134 @@ int ofl_pipe_poll_recv(struct ofl_pipe *p)
             if (wc[i].status != RNIC_WC_SUCCESS)
                 p->failed = true;
             else
-                p->received++;
+                p->received =
+                    lift(p->received, (uint32_t)wc[i].wqe_counter + 1, 65536);
         }
         total += n;
     } while (n == 32);
     return total;
 }
 
-/* True if any response WQE of the iteration became a WRITE. */
-static bool iter_hit(const struct ofl_iter *it)
+/* The opcode now in response WQE j of unit i. */
+static uint8_t resp_opcode(const struct ofl_pipe *p, uint32_t i, unsigned j)
 {
-    for (unsigned i = 0; i < OFL_RESP_WQES; i++)
-        if (chain_wqe_opcode_now(&it->resp[i]) == MLX5_OPCODE_RDMA_WRITE)
-            return true;
-    return false;
+    uint32_t bb = (i * OFL_RESP_UNIT + j) & (p->resp.sq.wqebb_cnt - 1);
+    const struct mlx5_ctrl_seg *c =
+        (const void *)(p->resp.sq.buf + (size_t)bb * MLX5_SEND_WQE_BB);
+
+    __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the NIC rewrites it */
+    return mlx5_ctrl_opcode(c);
 }
 
+/*
+ * A WRITE_IMM completed: its WQE counter names the unit (the rings start
+ * at index 0), which is the GET's number modulo OFL_ITER_MOD; the rest
+ * comes from the receive count, which is at most iters GETs ahead of any
+ * answer and may be behind it (its completion not polled yet: the receive
+ * then happened). A completion older than every receive seen (the
+ * previous server counted it, before a restart) says nothing new. The hit
+ * is read off the response WQEs, which keep their opcode until the unit's
+ * next lap.
+ */
 void ofl_pipe_complete(struct ofl_pipe *p, const struct rnic_wc *wc)
 {
-    struct ofl_iter *it;
+    uint32_t unit = ((uint32_t)wc->wqe_counter - OFL_IMM_OFF) / OFL_RESP_UNIT;
+    uint32_t diff = (unit + 1 - (uint32_t)p->received) & (OFL_ITER_MOD - 1);
+    int64_t ahead = diff < OFL_ITER_MOD / 2 ? (int64_t)diff
+                                            : (int64_t)diff - OFL_ITER_MOD;
+    uint64_t done;
+    bool hit = false;
 
-    if (wc->status != RNIC_WC_SUCCESS || p->done == p->armed) {
+    if (wc->status != RNIC_WC_SUCCESS ||
+        wc->wqe_counter % OFL_RESP_UNIT != OFL_IMM_OFF) {
         p->failed = true;
         return;
     }
-    it = &p->iter[p->done & (p->cfg.iters - 1)];
-    if (wc->wqe_counter != (uint16_t)(it->resp_end - 1)) {
-        p->failed = true; /* completions come in order: this is not ours */
+    if (ahead < 0 && (uint64_t)-ahead >= p->received)
         return;
-    }
-    if (iter_hit(it))
+    done = p->received + (uint64_t)ahead;
+    if (done > p->received)
+        p->received = done;
+    if (done <= p->done)
+        return; /* older than what was counted */
+    p->done = done;
+    for (unsigned j = 0; j < OFL_RESP_WQES; j++)
+        hit |= resp_opcode(p, unit & (p->cfg.iters - 1), j) ==
+               MLX5_OPCODE_RDMA_WRITE;
+    if (hit)
         p->hits++;
     else
         p->misses++;
-    /* Everything of iteration k ran before its WRITE_IMM completed. */
-    chain_q_retire(&p->wa, it->wa_end);
-    chain_q_retire(&p->wb, it->wb_end);
-    chain_q_retire(&p->resp, it->resp_end);
-    p->done++;
-}
-
-int ofl_pipe_rearm(struct ofl_pipe *p)
-{
-    int n = 0, rc;
-
-    if (p->failed)
-        return -EIO;
-    while (p->armed - p->done < p->cfg.iters) {
-        rc = arm_one(p);
-        if (rc < 0)
-            return rc;
-        n++;
-    }
-    return n;
 }
 
 bool ofl_pipe_failed(struct ofl_pipe *p)
 {
-    if (!p->failed && (rnic_qp_state(p->wa.qp) == RNIC_QPS_ERR ||
-                       rnic_qp_state(p->wb.qp) == RNIC_QPS_ERR ||
+    if (!p->failed && (rnic_qp_state(p->w.qp) == RNIC_QPS_ERR ||
                        rnic_qp_state(p->resp.qp) == RNIC_QPS_ERR))
         p->failed = true;
     return p->failed;
+}
+
+/* ---- persistence ------------------------------------------------------ */
+
+static int part_name(char *buf, size_t len, const char *prefix,
+                     const char *part)
+{
+    int n = snprintf(buf, len, "%s.%s", prefix, part);
+
+    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix)
+{
+    char w[64], r[64], c[64];
+    int rc;
+
+    if (!p || !prefix || !p->started || strlen(prefix) > 40)
+        return -EINVAL;
+    rc = part_name(w, sizeof(w), prefix, "w");
+    if (rc == 0)
+        rc = part_name(r, sizeof(r), prefix, "r");
+    if (rc == 0)
+        rc = part_name(c, sizeof(c), prefix, "ctr");
+    if (rc == 0)
+        rc = chain_buf_persist(&p->ctr, c);
+    if (rc == 0)
+        rc = chain_q_persist(&p->w, w);
+    if (rc == 0)
+        rc = chain_q_persist(&p->resp, r);
+    return rc;
+}
+
+int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
+                    const char *prefix, struct ofl_pipe *p)
+{
+    char w[64], r[64], c[64];
+    int rc;
+
+    if (!dev || !p || !prefix || !cfg_ok(cfg) || strlen(prefix) > 40)
+        return -EINVAL;
+    memset(p, 0, sizeof(*p));
+    p->cfg = *cfg;
+    rc = part_name(w, sizeof(w), prefix, "w");
+    if (rc == 0)
+        rc = part_name(r, sizeof(r), prefix, "r");
+    if (rc == 0)
+        rc = part_name(c, sizeof(c), prefix, "ctr");
+    if (rc == 0)
+        rc = chain_buf_attach(dev, c, &p->ctr);
+    if (rc == 0)
+        rc = chain_q_attach(dev, w, OFL_W_FLAGS, 0, NULL, NULL, &p->w);
+    if (rc == 0)
+        rc = chain_q_attach(dev, r,
+                            RNIC_QP_MANAGED_SEND | RNIC_QP_RESTRICT_ACCESS,
+                            cfg->iters, cfg->done_cq, NULL, &p->resp);
+    if (rc < 0) {
+        ofl_pipe_close(p);
+        return rc;
+    }
+    p->started = true;
+    return 0;
 }
 
 void ofl_pipe_close(struct ofl_pipe *p)
@@ -515,8 +558,7 @@ void ofl_pipe_close(struct ofl_pipe *p)
     if (!p)
         return;
     chain_q_close(&p->resp);
-    chain_q_close(&p->wb);
-    chain_q_close(&p->wa);
-    free(p->iter);
+    chain_q_close(&p->w);
+    chain_buf_close(&p->ctr);
     memset(p, 0, sizeof(*p));
 }

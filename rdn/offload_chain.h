@@ -1,45 +1,51 @@
 /*
  * rdn/offload_chain.h - one client's offloaded-GET pipeline on the server's
- * NIC: the chains that answer a GET with no server CPU (DESIGN.md section
- * 6, the RedN-Parallel construction), and their re-arming.
+ * NIC: a recycled chain that answers GETs with no server CPU, forever
+ * (DESIGN.md section 6; the paper's recycled loop applied to its hash GET).
  *
- * Three queues per client:
+ * Two queues per client, built once and never posted to again:
  *   resp  the client-facing QP (managed send queue, receive queue; it
  *         serves no inbound RDMA, so a client reaches no server memory:
  *         it can only make the NIC run what the server posted). Its
  *         receives scatter each GET request (proto/rdn_wire.h) into the
- *         chain; its send queue holds, per GET, eight response WQEs (one per
- *         slot of both buckets, NOP unless a CAS turned it into a WRITE of
- *         the item) and one WRITE_IMM that writes the generation word and
- *         carries the request id.
- *   wa,wb the two workers (managed, cross-channel, connected to themselves),
- *         one per candidate bucket, so they run in parallel. Iteration k:
+ *         chain; its send queue holds, per GET, eight response WQEs (one
+ *         per slot of both buckets, NOP unless a CAS turned it into a WRITE
+ *         of the item), one WRITE_IMM that writes the generation word and
+ *         carries the request id, and a NOP that pads the unit.
+ *   w     the worker (managed, cross-channel, connected to itself). Unit i
+ *         of its ring serves iteration k = lap * iters + i:
  *
- *   wa: WAIT(resp recv CQ >= k+1)  SEND_EN(wa: body k, head k+1)
- *       READ bucket 1 -> match words onto resp ctrl words 0..3,
- *                        descriptors onto their data segments
- *       CAS resp[0..3].ctrl (first FENCE: after the READ landed):
- *           compare = the request's match word, swap = a real WRITE
- *       WAIT(wb CQ: its enable of iteration k-1)
- *       for i in 0..3: WAIT(wa CQ: CAS i)  SEND_EN(resp up to resp[i])
- *   wb: WAIT(resp recv CQ >= k+1)  SEND_EN(wb: body k, head k+1)
- *       READ bucket 2 -> resp 4..7; CAS resp[4..7].ctrl
- *       WAIT(wb CQ: its CASes)  WAIT(wa CQ: its last enable)
- *       SEND_EN(resp: iteration k)
- *   resp: resp[0..7], WRITE_IMM(generation word -> slot header, request id)
+ *     WAIT(resp recv CQ >= k+1)  SEND_EN(w: unit i, head of unit i+1)
+ *     READ bucket 1 -> match words onto resp[0..3]'s ctrl words,
+ *                      descriptors onto their data segments
+ *     READ bucket 2 -> resp[4..7]
+ *     CAS resp[0..7].ctrl (the first FENCEd: after both READs landed):
+ *         compare = the request's match word, swap = a real WRITE
+ *     WAIT(w CQ: the last CAS)  SEND_EN(resp: unit i)
+ *     FADD ctr_a; READ ctr_a -> the WAIT and SEND_EN of the head (FENCE)
+ *     READ ctr_a -> resp's receive doorbell record
+ *     FADD ctr_b; READ ctr_b -> the WAIT and SEND_EN of the tail (FENCE)
+ *     NOP padding
  *
- * Doorbell-ordered steps per GET: the workers' self-enable after the
- * receive, then the response queue's enables. resp runs its WQEs one at a
- * time, so worker a releases each of its four as soon as that slot's CAS
- * completed: they run while its later CASes and worker b's are still in
- * flight, and only bucket 2's WQEs and the WRITE_IMM wait for all eight.
- * Every enable follows the CASes of all the WQEs it releases, and resp's
- * enables come in ring order (wa's of k after wb's of k-1, wb's after
- * wa's), so no limit ever releases an unresolved WQE. The
- * head of iteration k+1 is written when iteration k is armed, and the
- * receive of iteration k is posted only after that, so a SEND_EN never
- * releases WQEs that are not written yet. Response WQEs of iteration k
- * write into client slot k % depth.
+ * Recycling. Both rings hold exactly one lap of `iters` units, so unit i
+ * runs again one lap later. Everything a request changes is rewritten by
+ * the next request before it is used: the receive scatters bucket
+ * addresses, compares and the request id; the READs rewrite the response
+ * WQEs' ctrl words (back to NOP-shaped match words) and data segments.
+ * The indexes are not: each unit keeps two lap counters (chain.h) that its
+ * FADD/READ pairs move one lap ahead after the unit's WAITs and SEND_ENs
+ * ran, and the first counter's new WAIT count is also the receive count
+ * to post (k + 1 + iters): copying it into the doorbell record re-posts
+ * the unit's receive, whose scatter list never changes. The next fetch of
+ * a patched WQE is a lap away, behind the FENCEd CAS of the next unit
+ * (which waits for the patch READs), so no WQE is rewritten while the NIC
+ * may fetch it. A client must keep at most `depth` <= iters GETs in flight
+ * (it has depth response slots); one that sends more only garbles its own
+ * answers. Response slot k % depth: iters is a multiple of depth.
+ *
+ * The NIC ignores the wqe_index of the ctrl words the CASes write (as
+ * softnic does; ConnectX checks it unless told not to, see the paper's
+ * firmware note): they are built for lap 0.
  *
  * Threads: a pipeline is driven by one thread at a time (the caller
  * serialises ofl_pipe_* calls on one pipeline, and on pipelines that share
@@ -54,11 +60,12 @@
 #include "proto/rdn_wire.h"
 #include "rdn/chain.h"
 
-#define OFL_RESP_WQES  (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
-#define OFL_HEAD_WQEBB 2 /* a worker's head: WAIT + SEND_EN, a block each */
+#define OFL_RESP_WQES (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
+#define OFL_W_UNIT    32                     /* WQEBBs of a worker unit */
+#define OFL_RESP_UNIT 16                     /* WQEBBs of a response unit */
 
 struct ofl_pipe_cfg {
-    uint32_t iters;     /* iterations kept armed, a power of two */
+    uint32_t iters;     /* units per lap, a power of two, <= 4096 */
     uint32_t depth;     /* client response slots, a power of two */
     uint64_t slot_addr; /* client response buffer */
     uint32_t slot_size;
@@ -69,37 +76,25 @@ struct ofl_pipe_cfg {
     struct chain_q *master;         /* cross-channel queue for the kick */
 };
 
-/* What the pipeline remembers of an armed iteration. */
-struct ofl_iter {
-    struct chain_wqe resp[OFL_RESP_WQES];
-    uint32_t wa_end, wb_end, resp_end; /* ring indexes after it */
-};
-
 struct ofl_pipe {
     struct ofl_pipe_cfg cfg;
-    struct chain_q wa, wb, resp;
-    struct ofl_iter *iter; /* [k % iters] */
-    uint64_t armed;        /* iterations armed (receives posted) */
+    struct chain_q w, resp;
+    struct chain_buf ctr;  /* two lap counters per unit */
     uint64_t received;     /* receive completions seen */
     uint64_t done;         /* iterations completed */
     uint64_t hits, misses; /* completed iterations with / without a WRITE */
-    uint32_t wb_en_count;  /* wb's CQ count once its last resp enable ran */
     bool started;
     bool failed; /* a QP of the pipeline is in the error state */
 };
 
-/* Creates the three queues and posts the workers' first heads. */
+/* Creates the queues and builds the whole lap; the receives are posted. */
 int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                   struct ofl_pipe *p);
 /* The client-facing QP's address (for the client to connect to). */
 int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out);
 /* Connects the client-facing QP to the client's QP. */
 int ofl_pipe_connect(struct ofl_pipe *p, const struct rnic_addr *client);
-/*
- * Arms cfg.iters iterations and releases the workers' first heads through
- * cfg.master (a SEND_EN of each worker up to OFL_HEAD_WQEBB, the first
- * head at index 0 of a fresh ring).
- */
+/* Releases the worker's first head through cfg.master: the chain runs. */
 int ofl_pipe_start(struct ofl_pipe *p);
 /*
  * Counts receive completions (requests that started on the NIC). Returns
@@ -108,9 +103,6 @@ int ofl_pipe_start(struct ofl_pipe *p);
 int ofl_pipe_poll_recv(struct ofl_pipe *p);
 /* Takes one completion of the done CQ that belongs to this pipeline. */
 void ofl_pipe_complete(struct ofl_pipe *p, const struct rnic_wc *wc);
-/* Arms iterations until cfg.iters are ahead of the completed ones.
- * Returns how many were armed, or a negative errno. */
-int ofl_pipe_rearm(struct ofl_pipe *p);
 /* True once any of the pipeline's QPs is in the error state. */
 bool ofl_pipe_failed(struct ofl_pipe *p);
 /* Requests received whose answer has not completed yet. */
@@ -118,6 +110,15 @@ static inline uint64_t ofl_pipe_inflight(const struct ofl_pipe *p)
 {
     return p->received - p->done;
 }
+/*
+ * Persistence: marks every object of a started pipeline persistent under
+ * prefix (1..40 chars), so it keeps serving while no process owns it;
+ * ofl_pipe_attach() takes such a pipeline over in a new process (cfg as
+ * when it was opened; cfg.done_cq attached by the caller). 0 or -errno.
+ */
+int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix);
+int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
+                    const char *prefix, struct ofl_pipe *p);
 void ofl_pipe_close(struct ofl_pipe *p);
 
 #endif /* RDN_OFFLOAD_CHAIN_H */

@@ -3,7 +3,7 @@
  * client's control connection (proto/rdn_wire.h). A HELLO creates the
  * client's pipeline and is answered with WELCOME; REFRESH is answered with
  * the current geometry; HITS feeds the cache's LRU. A closed connection,
- * a malformed message or a client the re-arm thread failed is torn down.
+ * a malformed message or a client the watch thread failed is torn down.
  *
  * Sockets are nonblocking and messages are assembled per connection, so a
  * slow or hostile client never stalls the thread; replies that the socket
@@ -67,11 +67,11 @@ void ofl_ctl_wake(struct rdn_offload *o)
     }
 }
 
-/* Stops a client's pipeline, keeping its counts in the totals (lock). */
-static void conn_stop_pipe(struct rdn_offload *o, struct ofl_conn *c)
+void ofl_conn_stop(struct rdn_offload *o, struct ofl_conn *c)
 {
     if (c->state != OFL_CONN_READY)
         return;
+    ofl_client_forget(o, c);
     atomic_fetch_add(&o->hits, c->pipe.hits);
     atomic_fetch_add(&o->misses, c->pipe.misses);
     ofl_pipe_close(&c->pipe);
@@ -86,7 +86,7 @@ void ofl_conn_fail(struct rdn_offload *o, struct ofl_conn *c, const char *why)
     if (c->state == OFL_CONN_READY)
         atomic_fetch_add(&o->qp_errors, 1);
     ofl_log(o, "client %u (%s) failed: %s", c->id, c->peer, why);
-    conn_stop_pipe(o, c);
+    ofl_conn_stop(o, c);
     c->state = OFL_CONN_DEAD;
     ofl_ctl_wake(o); /* it frees the client */
 }
@@ -98,14 +98,15 @@ void ofl_conn_free(struct rdn_offload *o, struct ofl_conn *c)
     /* A client that vanished with a broken QP still counts as an error. */
     if (c->state == OFL_CONN_READY && ofl_pipe_failed(&c->pipe))
         atomic_fetch_add(&o->qp_errors, 1);
-    conn_stop_pipe(o, c);
+    ofl_conn_stop(o, c);
     for (pp = &o->conns; *pp; pp = &(*pp)->next)
         if (*pp == c) {
             *pp = c->next;
             break;
         }
     o->nconns--;
-    close(c->fd);
+    if (c->fd >= 0)
+        close(c->fd);
     ofl_inbuf_free(&c->in);
     free(c);
 }
@@ -130,40 +131,51 @@ static int hello_check(const struct rdn_offload *o, const struct rdn_hello *h)
     return 0;
 }
 
-/* Creates and starts the client's pipeline (lock held). */
+/*
+ * Creates and starts the client's pipeline, persistent when the offload
+ * is: from then on it answers even while no server lives. Building it
+ * (hundreds of WQEs, receives, NIC round trips) runs outside o->lock, so
+ * the watch thread, and with it the reclaim horizon, never waits for it;
+ * the client counts (READY) from before the kick, so the horizon covers
+ * it from its first GET.
+ */
 static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
                    const struct rdn_hello *h, struct rnic_addr *mine)
 {
-    struct ofl_pipe_cfg pc = {
-        .iters = o->cfg.iters,
-        .depth = c->depth,
-        .slot_addr = h->buf_addr,
-        .slot_size = h->slot_size,
-        .slot_rkey = h->buf_rkey,
-        .table_mr = o->table_mr,
-        .gen = chain_buf_loc(&o->gen, 0, 8),
-        .done_cq = &o->done,
-        .master = &o->master,
-    };
+    struct ofl_pclient pc = {.id = c->id,
+                             .depth = c->depth,
+                             .slot_size = h->slot_size,
+                             .slot_rkey = h->buf_rkey,
+                             .slot_addr = h->buf_addr};
+    struct ofl_pipe_cfg cfg;
     struct rnic_addr peer;
     int rc;
 
+    /* Built in place (queues point into themselves): c is not READY yet,
+     * so no other thread looks at c->pipe. */
     memcpy(peer.bytes, h->qp_addr, sizeof(peer.bytes));
-    rc = ofl_pipe_open(o->dev, &pc, &c->pipe);
+    ofl_pipe_cfg_of(o, &pc, &cfg);
+    rc = ofl_pipe_open(o->dev, &cfg, &c->pipe);
     if (rc < 0)
         return rc;
-    /* Counted before it can run, so the horizon already covers it. */
-    memset(c->mark, 0, sizeof(c->mark));
-    c->state = OFL_CONN_READY;
-    atomic_fetch_add(&o->active, 1);
     rc = ofl_pipe_addr(&c->pipe, mine);
     if (rc == 0)
         rc = ofl_pipe_connect(&c->pipe, &peer);
+    if (rc < 0) {
+        ofl_pipe_close(&c->pipe);
+        return rc;
+    }
+    pthread_mutex_lock(&o->lock);
+    memset(c->mark, 0, sizeof(c->mark));
+    c->state = OFL_CONN_READY;
+    atomic_fetch_add(&o->active, 1);
+    rc = ofl_pipe_start(&c->pipe);
     if (rc == 0)
-        rc = ofl_pipe_start(&c->pipe);
+        rc = ofl_client_persist(o, c, &pc);
     if (rc < 0)
-        conn_stop_pipe(o, c);
+        ofl_conn_stop(o, c);
     c->stuck_since_ms = ofl_now_ms();
+    pthread_mutex_unlock(&o->lock);
     return rc;
 }
 
@@ -187,9 +199,7 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
         return rc;
     }
     c->depth = h.depth < o->cfg.max_depth ? h.depth : o->cfg.max_depth;
-    pthread_mutex_lock(&o->lock);
     rc = pipe_up(o, c, &h, &mine);
-    pthread_mutex_unlock(&o->lock);
     if (rc < 0) {
         ofl_log(o, "client %u: pipeline: %s (%s)", c->id, strerror(-rc),
                 chain_errmsg());
@@ -299,6 +309,8 @@ static void accept_all(struct rdn_offload *o)
                  ntohs(a.sin_port));
         pthread_mutex_lock(&o->lock);
         c->id = ++o->next_id;
+        ofl_ps(o)->next_id =
+            o->next_id; /* never reused, even after a restart */
         c->next = o->conns;
         o->conns = c;
         o->nconns++;

@@ -1,8 +1,8 @@
 /*
  * rdn/offload_int.h - what the offload module's files share: the module
  * (offload.c: memory, geometry, horizon, stats), the control thread
- * (offload_ctl.c: handshake connections) and the re-arm thread
- * (offload_rearm.c: completions, re-arming, failures, reclaim epochs).
+ * (offload_ctl.c: handshake connections) and the watch thread
+ * (offload_watch.c: completions, failures, reclaim epochs).
  *
  * Locks:
  *   o->lock      the client list, every pipeline (rings, CQs, counters),
@@ -11,7 +11,7 @@
  *                taken by rdn_offload_set_table() under the cache's table
  *                lock, so nothing is called while holding it.
  * A client (struct ofl_conn) is added and freed only by the control
- * thread, under o->lock; the re-arm thread marks failed clients dead and
+ * thread, under o->lock; the watch thread marks failed clients dead and
  * the control thread frees them. The statistics are relaxed atomics.
  */
 #ifndef RDN_OFFLOAD_INT_H
@@ -25,8 +25,9 @@
 #include "rdn/offload_chain.h"
 #include "rdn/offload_wire.h"
 
-#define OFL_SNAPS    64   /* epoch snapshots in flight (horizon) */
-#define OFL_STUCK_MS 2000 /* a GET unanswered this long fails its client */
+#define OFL_SNAPS       64 /* epoch snapshots in flight (horizon) */
+#define OFL_TABLE_ALIGN 4096
+#define OFL_STUCK_MS    2000 /* a GET unanswered this long fails its client */
 
 enum ofl_conn_state {
     OFL_CONN_HELLO, /* waiting for the client's hello */
@@ -46,7 +47,36 @@ struct ofl_conn {
     uint64_t mark[OFL_SNAPS]; /* receives seen at each epoch snapshot */
     uint64_t stuck_since_ms;  /* in-flight GETs without progress since */
     uint64_t last_done;
-    uint64_t rearms, refreshes, touches;
+    uint64_t refreshes, touches;
+};
+
+/* One mapped item arena; its memory has slack beyond len (arena_map). */
+struct ofl_arena {
+    struct ofl_arena *next;
+    struct chain_buf buf;
+    size_t len;
+};
+
+/*
+ * What the offload keeps in its domain besides the objects themselves
+ * (offload_persist.c): the configuration the objects were made for, the
+ * counters a restarted server must continue, and the clients whose
+ * pipelines are persistent. Updated in place as things change.
+ */
+struct ofl_pclient {
+    uint32_t id; /* 0: a free entry */
+    uint32_t depth, slot_size, slot_rkey;
+    uint64_t slot_addr;
+};
+
+struct ofl_pstate {
+    uint64_t magic;
+    uint64_t tregion_len, meta_len, item_size_max;
+    uint32_t iters, max_clients;
+    uint32_t inval, next_id;
+    uint64_t tregion_used;
+    uint32_t narenas, pad;
+    struct ofl_pclient client[];
 };
 
 struct rdn_offload {
@@ -58,12 +88,13 @@ struct rdn_offload {
     /* NIC memory. arena_lock guards the arena list. */
     pthread_mutex_t arena_lock;
     struct ofl_arena *arenas;
+    unsigned narenas; /* mapped so far (names the next one) */
     uint32_t arena_lkey;
-    void *tregion;
-    size_t tregion_len;
+    struct chain_buf tbuf; /* the table region: chains READ buckets here */
     _Atomic size_t tregion_used;
-    struct rnic_mr *table_mr;
-    struct chain_buf gen; /* the generation word the chains write */
+    struct chain_buf gen;   /* the generation word the chains write */
+    struct chain_buf meta;  /* the cache's metadata (cfg.meta_len) */
+    struct chain_buf state; /* struct ofl_pstate */
 
     /* Geometry (geo_lock). */
     pthread_mutex_t geo_lock;
@@ -87,17 +118,17 @@ struct rdn_offload {
     /* Threads. */
     int listen_fd, port;
     int wake[2]; /* wakes the control thread */
-    pthread_t ctl_thread, rearm_thread;
+    pthread_t ctl_thread, watch_thread;
     bool started;
     _Atomic bool stop;
     _Atomic bool broken; /* the done CQ failed: no client can be served */
 
-    /* Persistence. */
+    /* Persistence (set at open). */
+    bool persistent; /* objects are persistent in cfg.domain */
     bool reattached; /* the domain's previous resources are in use */
-    void *meta;      /* cfg.meta_len bytes for the cache */
 
     /* Totals (relaxed). */
-    _Atomic uint64_t hits, misses, refreshes, rearms, qp_errors;
+    _Atomic uint64_t hits, misses, refreshes, qp_errors;
 };
 
 /* offload.c */
@@ -112,9 +143,31 @@ void *ofl_ctl_main(void *arg);
 void ofl_ctl_wake(struct rdn_offload *o);
 /* Frees a client (lock held): pipeline, socket, memory. */
 void ofl_conn_free(struct rdn_offload *o, struct ofl_conn *c);
+/* Stops a client's pipeline, keeping its counts in the totals (lock). */
+void ofl_conn_stop(struct rdn_offload *o, struct ofl_conn *c);
 
-/* offload_rearm.c */
-void *ofl_rearm_main(void *arg);
+/* The persistent state (always present; in the domain when persistent). */
+static inline struct ofl_pstate *ofl_ps(const struct rdn_offload *o)
+{
+    return (struct ofl_pstate *)(void *)o->state.ptr;
+}
+
+/* offload_persist.c (see offload.h, "Persistence") */
+int ofl_nic_open(struct rdn_offload *o, const char *device);
+void ofl_nic_close(struct rdn_offload *o);
+/* The pipeline config of a client (its pipe.cfg, or for re-attaching). */
+void ofl_pipe_cfg_of(struct rdn_offload *o, const struct ofl_pclient *pc,
+                     struct ofl_pipe_cfg *out);
+/* Item arenas: a re-attached one, or a fresh one (persistent if we are). */
+int ofl_arena_get(struct rdn_offload *o, size_t len, size_t total,
+                  struct ofl_arena *a);
+/* A client's pipeline started / is about to go (lock). */
+int ofl_client_persist(struct rdn_offload *o, struct ofl_conn *c,
+                       const struct ofl_pclient *pc);
+void ofl_client_forget(struct rdn_offload *o, struct ofl_conn *c);
+
+/* offload_watch.c */
+void *ofl_watch_main(void *arg);
 /* Fails a client (lock held): counted, pipeline closed, marked dead. */
 void ofl_conn_fail(struct rdn_offload *o, struct ofl_conn *c, const char *why);
 

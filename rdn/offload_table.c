@@ -181,7 +181,7 @@ int ofl_local_serve(struct ofl_local *l)
         for (int i = 0; i < n; i++)
             if (wc[i].qpn == l->pipe.resp.qpn)
                 ofl_pipe_complete(&l->pipe, &wc[i]);
-    return rc < 0 ? rc : ofl_pipe_rearm(&l->pipe);
+    return rc;
 }
 
 void ofl_local_close(struct ofl_local *l)

