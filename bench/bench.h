@@ -42,6 +42,10 @@ struct bench_opts {
     bool no_load;        /* the keys are stored already */
     const char *label;   /* system name in results (default: the mode) */
     enum kv_placement placement;
+    /* crash-load (bench/bench_crash_load.c) */
+    const char *system; /* tcp, redn, rpc-poll or rpc-event */
+    double secs;        /* how long the load runs */
+    int timeout_ms;     /* bound on each wait for an answer (0: default) */
 };
 
 struct bench_ctx {
@@ -96,5 +100,10 @@ int bench_onesided(struct bench_ctx *c);
 int bench_ideal(struct bench_ctx *c);
 int bench_rpc_poll(struct bench_ctx *c);
 int bench_rpc_event(struct bench_ctx *c);
+int bench_kv_load(struct bench_ctx *c);
+int bench_crash_load(struct bench_ctx *c);
+/* `rdn-bench crash ARGS`: runs bench/crash-bench ARGS (only returns on
+ * failure). argv[0] is "crash". */
+int bench_crash(int argc, char **argv);
 
 #endif /* BENCH_BENCH_H */

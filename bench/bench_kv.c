@@ -24,10 +24,7 @@
 struct kv_run {
     struct bench_ctx *c;
     const struct kv_sys *sys;
-    char host[256];
-    int port;
-    struct kv_keys keys;
-    char *pattern;           /* a value without its key prefix */
+    struct kv_data d;
     pthread_barrier_t ready; /* measuring clients connected */
     _Atomic bool stop_writers;
     _Atomic unsigned rt_denied;
@@ -55,53 +52,79 @@ int bench_kv_server(const struct bench_ctx *c, char *host, size_t hostlen,
     return *port > 0 && *port < 65536 ? 0 : -EINVAL;
 }
 
-/* Key i's value: its number in 8 hex digits, then the pattern. */
-static void value_of(const struct kv_run *r, unsigned i, char *buf)
+int kv_data_open(const struct bench_ctx *c, struct kv_data *d)
 {
-    size_t n = r->c->o.value_size;
+    int rc;
+
+    memset(d, 0, sizeof(*d));
+    d->c = c;
+    rc = bench_kv_server(c, d->host, sizeof(d->host), &d->port);
+    if (rc < 0) {
+        fprintf(stderr, "rdn-bench: --server HOST:PORT is needed\n");
+        return rc;
+    }
+    d->pattern = malloc(c->o.value_size + 1);
+    if (!d->pattern)
+        return -ENOMEM;
+    for (unsigned j = 0; j < c->o.value_size; j++)
+        d->pattern[j] = (char)('A' + j % 23);
+    return kv_keys_make(c, d->host, &d->keys);
+}
+
+void kv_data_close(struct kv_data *d)
+{
+    kv_keys_free(&d->keys);
+    free(d->pattern);
+    d->pattern = NULL;
+}
+
+/* Key i's value: its number in 8 hex digits, then the pattern. */
+static void value_of(const struct kv_data *d, unsigned i, char *buf)
+{
+    size_t n = d->c->o.value_size;
     char pre[9];
 
-    memcpy(buf, r->pattern, n);
+    memcpy(buf, d->pattern, n);
     snprintf(pre, sizeof(pre), "%08x", i);
     memcpy(buf, pre, n < 8 ? n : 8);
 }
 
-static bool value_ok(const struct kv_run *r, unsigned i, const struct kv_val *v)
+static bool value_ok(const struct kv_data *d, unsigned i,
+                     const struct kv_val *v)
 {
-    size_t n = r->c->o.value_size;
+    size_t n = d->c->o.value_size;
     char pre[9];
 
     if (v->len != n || (n && !v->p))
         return false;
     snprintf(pre, sizeof(pre), "%08x", i);
     return memcmp(v->p, pre, n < 8 ? n : 8) == 0 &&
-           (n <= 8 || memcmp(v->p + 8, r->pattern + 8, n - 8) == 0);
+           (n <= 8 || memcmp(v->p + 8, d->pattern + 8, n - 8) == 0);
 }
 
-static memcached_st *mc_open(const struct kv_run *r)
+static memcached_st *mc_open(const struct kv_data *d)
 {
     memcached_st *mc = memcached_create(NULL);
 
     if (mc) {
-        memcached_server_add(mc, r->host, (in_port_t)r->port);
+        memcached_server_add(mc, d->host, (in_port_t)d->port);
         memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
     }
     return mc;
 }
 
-/* Stores every key over TCP. */
-static int load(struct kv_run *r)
+int kv_data_store(const struct kv_data *d)
 {
-    memcached_st *mc = mc_open(r);
-    char *val = malloc(r->c->o.value_size + 1);
+    memcached_st *mc = mc_open(d);
+    char *val = malloc(d->c->o.value_size + 1);
     int rc = mc && val ? 0 : -ENOMEM;
 
-    for (unsigned i = 0; rc == 0 && i < r->keys.n; i++) {
-        const char *key = r->keys.name[i];
+    for (unsigned i = 0; rc == 0 && i < d->keys.n; i++) {
+        const char *key = d->keys.name[i];
         size_t nkey = strlen(key);
 
-        value_of(r, i, val);
-        if (memcached_set(mc, key, nkey, val, r->c->o.value_size, 0, 0) !=
+        value_of(d, i, val);
+        if (memcached_set(mc, key, nkey, val, d->c->o.value_size, 0, 0) !=
             MEMCACHED_SUCCESS) {
             fprintf(stderr, "rdn-bench: cannot store %s: %s\n", key,
                     memcached_last_error_message(mc));
@@ -111,6 +134,22 @@ static int load(struct kv_run *r)
     free(val);
     if (mc)
         memcached_free(mc);
+    return rc;
+}
+
+int kv_data_get(const struct kv_data *d, const struct kv_sys *sys, void *h,
+                unsigned m, bool *nic)
+{
+    unsigned i = d->keys.measured[m];
+    const char *key = d->keys.name[i];
+    struct kv_val v = {0};
+    int rc = sys->get(h, m, key, strlen(key), &v);
+
+    if (rc == 0 && !value_ok(d, i, &v))
+        rc = -EBADMSG;
+    if (nic)
+        *nic = v.nic;
+    free(v.owned);
     return rc;
 }
 
@@ -130,7 +169,7 @@ static void *writer_main(void *arg)
 {
     struct kv_client *w = arg;
     struct kv_run *r = w->run;
-    memcached_st *mc = mc_open(r);
+    memcached_st *mc = mc_open(&r->d);
     char key[KV_KEY_MAX], val[WRITER_VALUE];
 
     pin(r->c->o.writer_cpu);
@@ -159,15 +198,7 @@ static void go_realtime(struct kv_run *r)
 /* One GET of measured key m, checked; true when it is right. */
 static bool one_get(struct kv_client *k, void *h, unsigned m)
 {
-    struct kv_run *r = k->run;
-    unsigned i = r->keys.measured[m];
-    const char *key = r->keys.name[i];
-    struct kv_val v = {0};
-    int rc = r->sys->get(h, m, key, strlen(key), &v);
-    bool ok = rc == 0 && value_ok(r, i, &v);
-
-    free(v.owned);
-    return ok;
+    return kv_data_get(&k->run->d, k->run->sys, h, m, NULL) == 0;
 }
 
 static void *client_main(void *arg)
@@ -175,7 +206,7 @@ static void *client_main(void *arg)
     struct kv_client *k = arg;
     struct kv_run *r = k->run;
     const struct bench_opts *o = &r->c->o;
-    unsigned warm = o->iters / 10 + 10, nk = r->keys.nmeasured;
+    unsigned warm = o->iters / 10 + 10, nk = r->d.keys.nmeasured;
     void *h = NULL;
 
     pin(o->client_cpu);
@@ -183,7 +214,7 @@ static void *client_main(void *arg)
         go_realtime(r);
     k->rc = r->sys->open(r->c, &h);
     for (unsigned m = 0; k->rc == 0 && r->sys->prepare && m < nk; m++) {
-        const char *key = r->keys.name[r->keys.measured[m]];
+        const char *key = r->d.keys.name[r->d.keys.measured[m]];
 
         k->rc = r->sys->prepare(h, m, key, strlen(key));
     }
@@ -262,20 +293,12 @@ int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys)
     struct kv_client *cl = calloc(c->o.clients, sizeof(*cl));
     struct kv_client *wr = calloc(c->o.writers + 1, sizeof(*wr));
     unsigned ncl = 0, nwr = 0;
-    int rc = bench_kv_server(c, r.host, sizeof(r.host), &r.port);
+    int rc = kv_data_open(c, &r.d);
 
-    r.pattern = malloc(c->o.value_size + 1);
-    if (rc < 0)
-        fprintf(stderr, "rdn-bench: --server HOST:PORT is needed\n");
-    if (rc == 0 && (!cl || !wr || !r.pattern))
+    if (rc == 0 && (!cl || !wr))
         rc = -ENOMEM;
-    if (rc == 0) {
-        for (unsigned j = 0; j < c->o.value_size; j++)
-            r.pattern[j] = (char)('A' + j % 23);
-        rc = kv_keys_make(c, r.host, &r.keys);
-        if (rc == 0 && !c->o.no_load)
-            rc = load(&r);
-    }
+    if (rc == 0 && !c->o.no_load)
+        rc = kv_data_store(&r.d);
     if (rc == 0) {
         struct timespec ramp = {0, WRITER_RAMP_MS * 1000000L};
 
@@ -301,9 +324,20 @@ int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys)
         if (nwr < c->o.writers)
             rc = -EAGAIN;
     }
-    kv_keys_free(&r.keys);
-    free(r.pattern);
+    kv_data_close(&r.d);
     free(cl);
     free(wr);
+    return rc;
+}
+
+/* `rdn-bench load`: stores the keys (a cache reloaded after a restart). */
+int bench_kv_load(struct bench_ctx *c)
+{
+    struct kv_data d;
+    int rc = kv_data_open(c, &d);
+
+    if (rc == 0)
+        rc = kv_data_store(&d);
+    kv_data_close(&d);
     return rc;
 }

@@ -9,10 +9,14 @@
  * answer is checked against the value stored (its first 8 bytes name the
  * key, the rest is a fixed pattern): a miss, a wrong value or a failure
  * counts as an error. One result row per run.
+ *
+ * The same systems and checks serve `rdn-bench crash-load` (the GET load
+ * of the crash experiment, bench_crash_load.c) and `rdn-bench load`.
  */
 #ifndef BENCH_BENCH_KV_H
 #define BENCH_BENCH_KV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "bench/bench.h"
@@ -38,6 +42,7 @@ struct kv_val {
     const char *p;
     size_t len;
     void *owned;
+    bool nic; /* the server's NIC gave it (systems that can tell) */
 };
 
 /* A system under test; a handle is one connection, used by one thread. */
@@ -52,7 +57,46 @@ struct kv_sys {
     int (*get)(void *h, unsigned idx, const char *key, size_t nkey,
                struct kv_val *v);
     void (*close)(void *h);
+    /*
+     * The library rebuilds a failed connection by itself: a GET that
+     * failed does not make the handle useless (else the caller closes it
+     * and opens another).
+     */
+    bool self_healing;
 };
+
+/* The systems (bench/bench_<system>.c). */
+extern const struct kv_sys kv_sys_tcp;      /* libmemcached over TCP */
+extern const struct kv_sys kv_sys_redn;     /* librdn, NIC answers only */
+extern const struct kv_sys kv_sys_redn_app; /* librdn, TCP fallback on */
+extern const struct kv_sys kv_sys_rpc_poll;
+extern const struct kv_sys kv_sys_rpc_event;
+
+/*
+ * What a run reads: --keys keys of --value-size bytes on --server. Key i's
+ * value is its number in 8 hex digits, then a fixed pattern, so every
+ * answer can be checked.
+ */
+struct kv_data {
+    const struct bench_ctx *c;
+    char host[256];
+    int port; /* the TCP port of --server */
+    struct kv_keys keys;
+    char *pattern; /* a value without its key prefix */
+};
+
+/* Parses --server and builds the keys. 0 or -errno (said on stderr). */
+int kv_data_open(const struct bench_ctx *c, struct kv_data *d);
+void kv_data_close(struct kv_data *d);
+/* Stores every key over TCP. 0 or -errno. */
+int kv_data_store(const struct kv_data *d);
+/*
+ * One GET of measured key m through sys on handle h, checked: 0 when the
+ * right value came back, -ENOENT a miss, -EBADMSG a wrong value, another
+ * negative errno a failure. *nic (if not NULL): the NIC answered.
+ */
+int kv_data_get(const struct kv_data *d, const struct kv_sys *sys, void *h,
+                unsigned m, bool *nic);
 
 /* Runs the experiment the options describe on sys; emits one row. */
 int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys);

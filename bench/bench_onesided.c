@@ -95,7 +95,7 @@ static void os_close(void *h)
 
 int bench_onesided(struct bench_ctx *c)
 {
-    static const struct kv_sys sys = {os_open, NULL, os_get, os_close};
+    static const struct kv_sys sys = {os_open, NULL, os_get, os_close, false};
 
     return bench_kv_run(c, &sys);
 }
@@ -103,7 +103,7 @@ int bench_onesided(struct bench_ctx *c)
 int bench_ideal(struct bench_ctx *c)
 {
     static const struct kv_sys sys = {os_open, ideal_prepare, ideal_get,
-                                      os_close};
+                                      os_close, false};
 
     return bench_kv_run(c, &sys);
 }

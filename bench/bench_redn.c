@@ -1,8 +1,15 @@
 /*
- * bench/bench_redn.c - `rdn-bench redn`: the offloaded GET through librdn
- * (rdn/client.h) with the TCP fallback off, so every answer timed is one
- * the server's NIC gave (an answer the library could not verify is an
- * error here, not a silent TCP GET).
+ * bench/bench_redn.c - the offloaded GET through librdn (rdn/client.h):
+ *
+ *   kv_sys_redn      `rdn-bench redn`: the TCP fallback off, so every
+ *                    answer timed is one the server's NIC gave (an answer
+ *                    the library could not verify is an error here, not a
+ *                    silent TCP GET);
+ *   kv_sys_redn_app  librdn as an application uses it: the fallback on,
+ *                    the library rebuilding a broken RDMA path by itself;
+ *                    each answer says whether the NIC gave it (the crash
+ *                    experiment counts GETs the NIC served while the server
+ *                    process was dead).
  */
 #include "config.h"
 
@@ -12,9 +19,11 @@
 #include "bench/bench_kv.h"
 #include "rdn/client.h"
 
-static int redn_open(struct bench_ctx *c, void **h)
+static int redn_connect(struct bench_ctx *c, int no_fallback, void **h)
 {
-    struct rdn_opts o = {.no_fallback = 1};
+    struct rdn_opts o = {.no_fallback = no_fallback,
+                         .timeout_ms =
+                             c->o.timeout_ms > 0 ? c->o.timeout_ms : 0};
     char host[256];
     int port, rc = bench_kv_server(c, host, sizeof(host), &port);
 
@@ -26,8 +35,18 @@ static int redn_open(struct bench_ctx *c, void **h)
     return rc;
 }
 
-static int redn_get(void *h, unsigned idx, const char *key, size_t nkey,
-                    struct kv_val *v)
+static int nic_only_open(struct bench_ctx *c, void **h)
+{
+    return redn_connect(c, 1, h);
+}
+
+static int app_open(struct bench_ctx *c, void **h)
+{
+    return redn_connect(c, 0, h);
+}
+
+static int app_get(void *h, unsigned idx, const char *key, size_t nkey,
+                   struct kv_val *v)
 {
     char *val = NULL;
     int rc = rdn_get(h, key, nkey, &val, &v->len, NULL, NULL);
@@ -35,9 +54,16 @@ static int redn_get(void *h, unsigned idx, const char *key, size_t nkey,
     (void)idx;
     v->p = val;
     v->owned = val;
-    if (rc == 0 && rdn_last_source(h) != RDN_SRC_NIC)
-        rc = -EPROTO;
+    v->nic = rdn_last_source(h) == RDN_SRC_NIC;
     return rc;
+}
+
+static int nic_only_get(void *h, unsigned idx, const char *key, size_t nkey,
+                        struct kv_val *v)
+{
+    int rc = app_get(h, idx, key, nkey, v);
+
+    return rc == 0 && !v->nic ? -EPROTO : rc;
 }
 
 static void redn_close(void *h)
@@ -45,9 +71,12 @@ static void redn_close(void *h)
     rdn_close(h);
 }
 
+const struct kv_sys kv_sys_redn = {nic_only_open, NULL, nic_only_get,
+                                   redn_close, true};
+const struct kv_sys kv_sys_redn_app = {app_open, NULL, app_get, redn_close,
+                                       true};
+
 int bench_redn(struct bench_ctx *c)
 {
-    static const struct kv_sys sys = {redn_open, NULL, redn_get, redn_close};
-
-    return bench_kv_run(c, &sys);
+    return bench_kv_run(c, &kv_sys_redn);
 }

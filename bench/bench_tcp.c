@@ -10,6 +10,18 @@
 
 #include "bench/bench_kv.h"
 
+/* Bounds every wait (connect, send, receive) by ms milliseconds. */
+static void tcp_timeouts(memcached_st *mc, int ms)
+{
+    memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT,
+                           (uint64_t)ms);
+    memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, (uint64_t)ms);
+    memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_RCV_TIMEOUT,
+                           (uint64_t)ms * 1000);
+    memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_SND_TIMEOUT,
+                           (uint64_t)ms * 1000);
+}
+
 static int tcp_open(struct bench_ctx *c, void **h)
 {
     char host[256];
@@ -23,6 +35,8 @@ static int tcp_open(struct bench_ctx *c, void **h)
         return -ENOMEM;
     memcached_server_add(mc, host, (in_port_t)port);
     memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+    if (c->o.timeout_ms > 0)
+        tcp_timeouts(mc, c->o.timeout_ms);
     *h = mc;
     return 0;
 }
@@ -47,9 +61,9 @@ static void tcp_close(void *h)
     memcached_free(h);
 }
 
+const struct kv_sys kv_sys_tcp = {tcp_open, NULL, tcp_get, tcp_close, false};
+
 int bench_tcp(struct bench_ctx *c)
 {
-    static const struct kv_sys sys = {tcp_open, NULL, tcp_get, tcp_close};
-
-    return bench_kv_run(c, &sys);
+    return bench_kv_run(c, &kv_sys_tcp);
 }

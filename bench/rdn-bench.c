@@ -37,6 +37,11 @@ static const struct mode modes[] = {
      "RPC over RDMA, server thread polls its CQ"},
     {"rpc-event", bench_rpc_event, true,
      "RPC over RDMA, server thread sleeps on its CQ"},
+    {"load", bench_kv_load, true, "only store the keys (a reload)"},
+    {"crash-load", bench_crash_load, true,
+     "the crash experiment's GET load on one system (--system,\n"
+     "             --secs, --timeout-ms; reads marks on stdin, prints a\n"
+     "             line per 100 ms and a summary: bench_crash_load.c)"},
 };
 
 static void usage(FILE *f)
@@ -69,9 +74,20 @@ static void usage(FILE *f)
             "  --placement P        where measured keys sit: first (their\n"
             "                       first bucket), second (the first is\n"
             "                       full), full (their full first bucket)\n"
+            "  --system NAME        crash-load: tcp, redn, rpc-poll or\n       "
+            "                rpc-event\n"
+            "  --secs S             crash-load: seconds of load (default 12)\n"
+            "  --timeout-ms N       bound on each wait for an answer\n"
+            "                       (crash-load default 200; else the\n"
+            "                       libraries' own)\n"
             "modes:\n");
     for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-        fprintf(f, "  %-9s %s\n", modes[i].name, modes[i].help);
+        fprintf(f, "  %-10s %s\n", modes[i].name, modes[i].help);
+    fprintf(f, "  %-10s %s\n", "crash",
+            "the crash experiment (RedN Fig. 16): kill -9 the server under\n"
+            "             GET load over redn, rpc and tcp-stock; runs\n"
+            "             bench/crash-bench with its own options (rdn-bench\n"
+            "             crash --help)");
 }
 
 static int placement(const char *s, enum kv_placement *out)
@@ -107,6 +123,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         {"no-load", no_argument, NULL, 'n'},
         {"label", required_argument, NULL, 'l'},
         {"placement", required_argument, NULL, 'P'},
+        {"system", required_argument, NULL, 'S'},
+        {"secs", required_argument, NULL, 'T'},
+        {"timeout-ms", required_argument, NULL, 'O'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -169,6 +188,15 @@ static int parse(int argc, char **argv, struct bench_opts *o)
             if (placement(optarg, &o->placement) < 0)
                 return -1;
             break;
+        case 'S':
+            o->system = optarg;
+            break;
+        case 'T':
+            o->secs = strtod(optarg, NULL);
+            break;
+        case 'O':
+            o->timeout_ms = atoi(optarg);
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -178,7 +206,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
     }
     if (optind != argc || o->iters == 0 || o->par == 0 || o->par > 64 ||
         o->keys == 0 || o->clients == 0 || o->clients > 64 || o->writers > 64 ||
-        o->value_size > 1024 * 1024)
+        o->value_size > 1024 * 1024 || o->secs < 0 || o->timeout_ms < 0)
         return -1;
     return 0;
 }
@@ -203,6 +231,8 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "crash")) /* options of its own */
+        return bench_crash(argc - 1, argv + 1) < 0 ? 1 : 0;
     for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
         if (!strcmp(argv[1], modes[i].name))
             m = &modes[i];

@@ -39,6 +39,7 @@ struct bl_conn {
     struct bl_welcome w;
     struct bl_loc last;
     uint32_t next_id;
+    int timeout_ms; /* for each answer (bl_set_timeout) */
     uint64_t torn;
     bool broken; /* a request failed: requests and answers may be out of
                     step, so the connection answers nothing any more */
@@ -154,6 +155,7 @@ int bl_connect(const char *host, int bl_port, int rdn_port, enum bl_kind kind,
         return -ENOMEM;
     c->kind = kind;
     c->fd = -1;
+    c->timeout_ms = BL_TIMEOUT_MS;
     rc = kind == BL_ONESIDED ? bl_geometry(host, rdn_port, &c->geo) : 0;
     if (rc == 0)
         rc = c->fd = tcp_connect(host, bl_port);
@@ -183,13 +185,21 @@ void bl_close(struct bl_conn *c)
     free(c);
 }
 
+int bl_set_timeout(struct bl_conn *c, int timeout_ms)
+{
+    if (!c || timeout_ms <= 0)
+        return -EINVAL;
+    c->timeout_ms = timeout_ms;
+    return 0;
+}
+
 /* Rings the doorbell and waits for one completion of cq. */
 static int run(struct bl_conn *c, struct chain_cq *cq, struct rnic_wc *wc)
 {
     int rc = chain_q_doorbell(&c->q);
 
     if (rc == 0)
-        rc = chain_cq_poll_wait(cq, wc, BL_TIMEOUT_MS);
+        rc = chain_cq_poll_wait(cq, wc, c->timeout_ms);
     if (rc == 0)
         return -ETIMEDOUT;
     if (rc < 0)
@@ -341,7 +351,7 @@ static int rpc_get(struct bl_conn *c, const char *key, size_t nkey,
     if (rc == 0)
         rc = post_reply_recv(c);
     /* the SEND's own completion: reaped so the ring never fills */
-    if (rc == 0 && chain_cq_poll_wait(c->q.scq, &sent, BL_TIMEOUT_MS) != 1)
+    if (rc == 0 && chain_cq_poll_wait(c->q.scq, &sent, c->timeout_ms) != 1)
         rc = -EIO;
     if (rc < 0)
         return rc;

@@ -40,6 +40,13 @@ int bl_connect(const char *host, int bl_port, int rdn_port, enum bl_kind kind,
                const char *device, struct bl_conn **out);
 void bl_close(struct bl_conn *c);
 
+/*
+ * Bounds each later wait for an answer on c to timeout_ms (default 5000);
+ * a request that times out fails with -ETIMEDOUT (and breaks c, as any
+ * failure does). 0 or -EINVAL.
+ */
+int bl_set_timeout(struct bl_conn *c, int timeout_ms);
+
 int bl_get(struct bl_conn *c, const char *key, size_t nkey,
            const struct rdn_item **it);
 
