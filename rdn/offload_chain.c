@@ -17,15 +17,30 @@
 #define OFL_WORKER_CQ 64 /* WAITs read the worker's CQ; nobody polls */
 #define OFL_HEAD      2  /* WQEBBs of a worker unit's head */
 #define OFL_IMM_OFF   OFL_RESP_WQES /* WQEBB of the WRITE_IMM in a unit */
+#define OFL_W_FLAGS   (RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND)
+/* The client's peer: it may SEND requests and nothing else, so no key of
+ * the server's NIC is reachable through it. */
+#define OFL_RESP_FLAGS (RNIC_QP_MANAGED_SEND | RNIC_QP_RESTRICT_ACCESS)
 /* Iterations a 16-bit WQE counter of the response ring tells apart. */
 #define OFL_ITER_MOD (65536 / OFL_RESP_UNIT)
 
 _Static_assert(OFL_RECV_SGE <= MLX5_RECV_MAX_SGE, "receive scatter list");
 _Static_assert(2 * RDN_BUCKET_SLOTS <= CHAIN_MAX_SGE, "READ scatter list");
 
+/*
+ * The WAIT + SEND_EN pairs of a worker unit, each with its lap counter:
+ * the head (the request arrived: run this unit), the middle (bucket 1's
+ * CASes are done: release its four response WQEs) and the tail (all CASes
+ * are done: release the rest of the response unit). A pair per slot would
+ * release the first WQE sooner, but its patch WQEs cost more than that
+ * gains: the worker and the response queue share the NIC's time.
+ */
+enum { OFL_HEAD_PAIR, OFL_MID_PAIR, OFL_TAIL_PAIR, OFL_PAIRS };
+
 /* What building unit i leaves for the counters and the receive. */
 struct ofl_unit {
-    struct chain_wqe head_wait, head_en, tail_wait, tail_en;
+    struct chain_wqe wait[OFL_PAIRS], en[OFL_PAIRS];
+    uint64_t ctr0[OFL_PAIRS]; /* each pair's counter in lap 0 */
     struct chain_wqe read[2], cas[OFL_RESP_WQES], imm;
 };
 
@@ -52,11 +67,11 @@ static struct chain_loc client_loc(const struct ofl_pipe *p, uint64_t addr,
     return l;
 }
 
-/* Unit i's two lap counters. */
+/* The lap counter of unit i's pair `pair`. */
 static struct chain_loc counter(const struct ofl_pipe *p, uint32_t i,
-                                unsigned which)
+                                unsigned pair)
 {
-    return chain_buf_loc(&p->ctr, (size_t)(2 * i + which) * 8, 8);
+    return chain_buf_loc(&p->ctr, ((size_t)i * OFL_PAIRS + pair) * 8, 8);
 }
 
 /* ---- building blocks -------------------------------------------------- */
@@ -158,23 +173,23 @@ static int post_lookup(struct ofl_pipe *p, uint32_t i, struct ofl_unit *u)
 }
 
 /*
- * The FADD/READ pair that moves the WAIT and SEND_EN of one half of unit
- * i (which: 0 the head, 1 the tail) a lap ahead; the head's pair also
- * re-posts the unit's receive through the doorbell record.
+ * The FADD/READ pair that moves a WAIT + SEND_EN pair of unit i a lap
+ * ahead; the head's also re-posts the unit's receive through the doorbell
+ * record (the head's new WAIT count, k + 1 + iters, is that receive's
+ * number plus one).
  */
-static int post_patch(struct ofl_pipe *p, uint32_t i, unsigned which,
-                      const struct chain_wqe *wait, const struct chain_wqe *en,
-                      uint64_t inc)
+static int post_patch(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u,
+                      unsigned pair, uint64_t inc)
 {
-    struct chain_loc ctr = counter(p, i, which);
+    struct chain_loc ctr = counter(p, i, pair);
     struct rnic_sge sg[CHAIN_LAP_SGES];
     int rc;
 
-    chain_lap_sges(wait, en, p->w.sink, sg);
+    chain_lap_sges(&u->wait[pair], &u->en[pair], p->w.sink, sg);
     rc = chain_fadd(&p->w, ctr, inc, NULL, 0, NULL);
     if (rc == 0)
         rc = chain_read(&p->w, sg, CHAIN_LAP_SGES, ctr, CHAIN_FENCE, NULL);
-    if (rc == 0 && which == 0) {
+    if (rc == 0 && pair == OFL_HEAD_PAIR) {
         struct rnic_sge db[4];
 
         chain_be32_le_sges(p->resp.rq_db, db);
@@ -183,36 +198,52 @@ static int post_patch(struct ofl_pipe *p, uint32_t i, unsigned which,
     return rc;
 }
 
+/* WAIT until signaled WQE `after` completed, then enable resp to index. */
+static int post_release(struct ofl_pipe *p, const struct chain_wqe *after,
+                        uint32_t index, unsigned pair, struct ofl_unit *u)
+{
+    int rc = chain_wait_wqe(&p->w, after, 0, &u->wait[pair]);
+
+    if (rc == 0)
+        rc = chain_send_en(&p->w, &p->resp, index, 0, &u->en[pair]);
+    u->ctr0[pair] = chain_lap_counter(after->cq_count, index);
+    return rc;
+}
+
 /*
- * Worker unit i and response unit i, with lap-0 indexes: w_base and
- * r_base are the rings' first indexes, cq_lap the worker CQ's completions
- * per lap (known: eight CASes per unit).
+ * Worker unit i and response unit i, with lap-0 indexes (w_base and r_base
+ * are the rings' first indexes). Bucket 1's response WQEs are released
+ * once its CASes completed, while bucket 2's are still in flight (the
+ * response queue runs one WQE at a time, so it starts early), the rest
+ * once all CASes completed: both enables come from this one queue, in ring
+ * order, and each follows the CASes of every WQE it releases.
  */
 static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
                      uint32_t r_base, struct ofl_unit *u)
 {
     uint32_t iters = p->cfg.iters, w0 = p->w.pi;
-    uint32_t cq_lap = iters * OFL_RESP_WQES;
-    int rc = chain_wait(&p->w, p->resp.rcq, i + 1, 0, &u->head_wait);
+    uint32_t next = w_base + (i + 1) * OFL_W_UNIT + OFL_HEAD;
+    uint32_t r0 = r_base + i * OFL_RESP_UNIT;
+    /* Per lap: the receive CQ gets iters completions and the worker's CQ
+     * eight CASes per unit; each ring moves by its size. */
+    const uint64_t head_inc = chain_lap_counter(iters, iters * OFL_W_UNIT);
+    const uint64_t resp_inc =
+        chain_lap_counter(iters * OFL_RESP_WQES, iters * OFL_RESP_UNIT);
+    int rc = chain_wait(&p->w, p->resp.rcq, i + 1, 0, &u->wait[OFL_HEAD_PAIR]);
 
     if (rc == 0)
-        rc = chain_send_en(&p->w, &p->w,
-                           w_base + (i + 1) * OFL_W_UNIT + OFL_HEAD, 0,
-                           &u->head_en);
+        rc = chain_send_en(&p->w, &p->w, next, 0, &u->en[OFL_HEAD_PAIR]);
+    u->ctr0[OFL_HEAD_PAIR] = chain_lap_counter(i + 1, next);
     if (rc == 0)
         rc = post_lookup(p, i, u);
     if (rc == 0)
-        rc =
-            chain_wait_wqe(&p->w, &u->cas[OFL_RESP_WQES - 1], 0, &u->tail_wait);
+        rc = post_release(p, &u->cas[RDN_BUCKET_SLOTS - 1],
+                          r0 + RDN_BUCKET_SLOTS, OFL_MID_PAIR, u);
     if (rc == 0)
-        rc = chain_send_en(&p->w, &p->resp, r_base + (i + 1) * OFL_RESP_UNIT, 0,
-                           &u->tail_en);
-    if (rc == 0)
-        rc = post_patch(p, i, 0, &u->head_wait, &u->head_en,
-                        chain_lap_counter(iters, iters * OFL_W_UNIT));
-    if (rc == 0)
-        rc = post_patch(p, i, 1, &u->tail_wait, &u->tail_en,
-                        chain_lap_counter(cq_lap, iters * OFL_RESP_UNIT));
+        rc = post_release(p, &u->cas[OFL_RESP_WQES - 1], r0 + OFL_RESP_UNIT,
+                          OFL_TAIL_PAIR, u);
+    for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++)
+        rc = post_patch(p, i, u, k, k == OFL_HEAD_PAIR ? head_inc : resp_inc);
     if (rc == 0 && p->w.pi - w0 > OFL_W_UNIT)
         rc = -EPROTO;
     if (rc == 0)
@@ -222,17 +253,10 @@ static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
 
 /* Unit i's counters hold lap 0's indexes: their first bump yields lap 1's. */
 static void init_counters(struct ofl_pipe *p, uint32_t i,
-                          const struct ofl_unit *u, uint32_t w_base,
-                          uint32_t r_base)
+                          const struct ofl_unit *u)
 {
-    uint64_t v[2] = {
-        chain_lap_counter(i + 1, w_base + (i + 1) * OFL_W_UNIT + OFL_HEAD),
-        chain_lap_counter(u->cas[OFL_RESP_WQES - 1].cq_count,
-                          r_base + (i + 1) * OFL_RESP_UNIT),
-    };
-
-    memcpy(counter(p, i, 0).ptr, &v[0], 8);
-    memcpy(counter(p, i, 1).ptr, &v[1], 8);
+    for (unsigned k = 0; k < OFL_PAIRS; k++)
+        memcpy(counter(p, i, k).ptr, &u->ctr0[k], 8);
 }
 
 /*
@@ -276,7 +300,7 @@ static int build_lap(struct ofl_pipe *p)
         if (rc == 0)
             rc = post_recv(p, i, &u);
         if (rc == 0)
-            init_counters(p, i, &u, w_base, r_base);
+            init_counters(p, i, &u);
     }
     /* The indexes above assume exactly one lap per ring and eight
      * completions per worker unit. */
@@ -304,9 +328,7 @@ static void resp_attr(const struct ofl_pipe_cfg *cfg, struct chain_q_attr *ra)
     ra->sq_wqebb = cfg->iters * OFL_RESP_UNIT;
     ra->rq_wqe = cfg->iters;
     ra->max_recv_sge = OFL_RECV_SGE;
-    /* The client's peer: it may SEND requests and nothing else, so no key
-     * of the server's NIC is reachable through it. */
-    ra->flags = RNIC_QP_MANAGED_SEND | RNIC_QP_RESTRICT_ACCESS;
+    ra->flags = OFL_RESP_FLAGS;
     /* Its ring: scattered into locally, CASed by the worker (loopback). */
     ra->ring_access = RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_ATOMIC;
     ra->scq = cfg->done_cq;
@@ -315,8 +337,6 @@ static void resp_attr(const struct ofl_pipe_cfg *cfg, struct chain_q_attr *ra)
     ra->cq_depth = 4 * cfg->iters;
     ra->cq_flags = RNIC_CQ_IGNORE_OVERRUN;
 }
-
-#define OFL_W_FLAGS (RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND)
 
 int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                   struct ofl_pipe *p)
@@ -346,7 +366,8 @@ int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
     if (rc == 0)
         rc = chain_q_open(dev, &ra, &p->resp);
     if (rc == 0)
-        rc = chain_buf_open(dev, (size_t)cfg->iters * 16, ctr_access, &p->ctr);
+        rc = chain_buf_open(dev, (size_t)cfg->iters * OFL_PAIRS * 8, ctr_access,
+                            &p->ctr);
     if (rc == 0)
         rc = build_lap(p);
     if (rc < 0)
@@ -456,8 +477,8 @@ void ofl_pipe_complete(struct ofl_pipe *p, const struct rnic_wc *wc)
 {
     uint32_t unit = ((uint32_t)wc->wqe_counter - OFL_IMM_OFF) / OFL_RESP_UNIT;
     uint32_t diff = (unit + 1 - (uint32_t)p->received) & (OFL_ITER_MOD - 1);
-    int64_t ahead = diff < OFL_ITER_MOD / 2 ? (int64_t)diff
-                                            : (int64_t)diff - OFL_ITER_MOD;
+    int64_t ahead =
+        diff < OFL_ITER_MOD / 2 ? (int64_t)diff : (int64_t)diff - OFL_ITER_MOD;
     uint64_t done;
     bool hit = false;
 
@@ -493,58 +514,52 @@ bool ofl_pipe_failed(struct ofl_pipe *p)
 
 /* ---- persistence ------------------------------------------------------ */
 
-static int part_name(char *buf, size_t len, const char *prefix,
-                     const char *part)
-{
-    int n = snprintf(buf, len, "%s.%s", prefix, part);
+/* The names of a pipeline's three parts under prefix (1..40 chars). */
+struct ofl_names {
+    char w[64], r[64], ctr[64];
+};
 
-    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+static int pipe_names(const char *prefix, struct ofl_names *n)
+{
+    if (!prefix || !*prefix || strlen(prefix) > 40)
+        return -EINVAL;
+    snprintf(n->w, sizeof(n->w), "%s.w", prefix);
+    snprintf(n->r, sizeof(n->r), "%s.r", prefix);
+    snprintf(n->ctr, sizeof(n->ctr), "%s.ctr", prefix);
+    return 0;
 }
 
 int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix)
 {
-    char w[64], r[64], c[64];
-    int rc;
+    struct ofl_names n;
+    int rc = pipe_names(prefix, &n);
 
-    if (!p || !prefix || !p->started || strlen(prefix) > 40)
+    if (rc < 0 || !p || !p->started)
         return -EINVAL;
-    rc = part_name(w, sizeof(w), prefix, "w");
+    rc = chain_buf_persist(&p->ctr, n.ctr);
     if (rc == 0)
-        rc = part_name(r, sizeof(r), prefix, "r");
+        rc = chain_q_persist(&p->w, n.w);
     if (rc == 0)
-        rc = part_name(c, sizeof(c), prefix, "ctr");
-    if (rc == 0)
-        rc = chain_buf_persist(&p->ctr, c);
-    if (rc == 0)
-        rc = chain_q_persist(&p->w, w);
-    if (rc == 0)
-        rc = chain_q_persist(&p->resp, r);
+        rc = chain_q_persist(&p->resp, n.r);
     return rc;
 }
 
 int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                     const char *prefix, struct ofl_pipe *p)
 {
-    char w[64], r[64], c[64];
-    int rc;
+    struct ofl_names n;
+    int rc = pipe_names(prefix, &n);
 
-    if (!dev || !p || !prefix || !cfg_ok(cfg) || strlen(prefix) > 40)
+    if (rc < 0 || !dev || !p || !cfg_ok(cfg))
         return -EINVAL;
     memset(p, 0, sizeof(*p));
     p->cfg = *cfg;
-    rc = part_name(w, sizeof(w), prefix, "w");
+    rc = chain_buf_attach(dev, n.ctr, &p->ctr);
     if (rc == 0)
-        rc = part_name(r, sizeof(r), prefix, "r");
+        rc = chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p->w);
     if (rc == 0)
-        rc = part_name(c, sizeof(c), prefix, "ctr");
-    if (rc == 0)
-        rc = chain_buf_attach(dev, c, &p->ctr);
-    if (rc == 0)
-        rc = chain_q_attach(dev, w, OFL_W_FLAGS, 0, NULL, NULL, &p->w);
-    if (rc == 0)
-        rc = chain_q_attach(dev, r,
-                            RNIC_QP_MANAGED_SEND | RNIC_QP_RESTRICT_ACCESS,
-                            cfg->iters, cfg->done_cq, NULL, &p->resp);
+        rc = chain_q_attach(dev, n.r, OFL_RESP_FLAGS, cfg->iters, cfg->done_cq,
+                            NULL, &p->resp);
     if (rc < 0) {
         ofl_pipe_close(p);
         return rc;

@@ -21,10 +21,11 @@
  *     READ bucket 2 -> resp[4..7]
  *     CAS resp[0..7].ctrl (the first FENCEd: after both READs landed):
  *         compare = the request's match word, swap = a real WRITE
- *     WAIT(w CQ: the last CAS)  SEND_EN(resp: unit i)
- *     FADD ctr_a; READ ctr_a -> the WAIT and SEND_EN of the head (FENCE)
- *     READ ctr_a -> resp's receive doorbell record
- *     FADD ctr_b; READ ctr_b -> the WAIT and SEND_EN of the tail (FENCE)
+ *     WAIT(w CQ: CAS 3)  SEND_EN(resp: bucket 1's four WQEs)
+ *     WAIT(w CQ: CAS 7)  SEND_EN(resp: the rest of unit i)
+ *     per WAIT + SEND_EN pair p (the head, the two above):
+ *         FADD ctr_p; READ ctr_p -> that pair's WAIT and SEND_EN (FENCE)
+ *     READ ctr_head -> resp's receive doorbell record
  *     NOP padding
  *
  * Recycling. Both rings hold exactly one lap of `iters` units, so unit i
@@ -32,9 +33,9 @@
  * the next request before it is used: the receive scatters bucket
  * addresses, compares and the request id; the READs rewrite the response
  * WQEs' ctrl words (back to NOP-shaped match words) and data segments.
- * The indexes are not: each unit keeps two lap counters (chain.h) that its
+ * The indexes are not: each unit keeps three lap counters (chain.h) that its
  * FADD/READ pairs move one lap ahead after the unit's WAITs and SEND_ENs
- * ran, and the first counter's new WAIT count is also the receive count
+ * ran, and the head counter's new WAIT count is also the receive count
  * to post (k + 1 + iters): copying it into the doorbell record re-posts
  * the unit's receive, whose scatter list never changes. The next fetch of
  * a patched WQE is a lap away, behind the FENCEd CAS of the next unit
@@ -61,7 +62,7 @@
 #include "rdn/chain.h"
 
 #define OFL_RESP_WQES (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
-#define OFL_W_UNIT    32                     /* WQEBBs of a worker unit */
+#define OFL_W_UNIT    64                     /* WQEBBs of a worker unit */
 #define OFL_RESP_UNIT 16                     /* WQEBBs of a response unit */
 
 struct ofl_pipe_cfg {
@@ -79,7 +80,7 @@ struct ofl_pipe_cfg {
 struct ofl_pipe {
     struct ofl_pipe_cfg cfg;
     struct chain_q w, resp;
-    struct chain_buf ctr;  /* two lap counters per unit */
+    struct chain_buf ctr;  /* three lap counters per unit */
     uint64_t received;     /* receive completions seen */
     uint64_t done;         /* iterations completed */
     uint64_t hits, misses; /* completed iterations with / without a WRITE */
