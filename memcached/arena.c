@@ -94,6 +94,14 @@ size_t arena_used(void)
     return atomic_load_explicit(&arena.next, memory_order_relaxed);
 }
 
+int arena_set_used(size_t used)
+{
+    if (arena.base == NULL || used > arena.size || used % ARENA_ALIGN)
+        return -EINVAL;
+    atomic_store(&arena.next, used);
+    return 0;
+}
+
 const struct arena_hooks *arena_hooks(void)
 {
     return arena.base != NULL ? &arena.hooks : &arena_anon_hooks;

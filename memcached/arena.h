@@ -22,6 +22,8 @@
 /*
  * map: returns len bytes of zero-filled, page-aligned, readable and writable
  *      memory, or NULL. len is always a multiple of the system page size.
+ *      On a re-attach (memcached/persist.h) it returns the memory a previous
+ *      process left, contents intact, instead.
  * unmap: gives back a region map returned, with the same len.
  * ctx: passed to both.
  */
@@ -50,6 +52,14 @@ size_t arena_size(void);
 
 /* Bytes handed out by arena_page_alloc() so far. */
 size_t arena_used(void);
+
+/*
+ * Re-attach: the arena was mapped over memory a previous process carved
+ * (hooks that return existing memory), and its first used bytes are in
+ * use. Sets the bump pointer there. 0, or -EINVAL (not ready, used not a
+ * multiple of 64 or beyond the arena). Before any arena_page_alloc().
+ */
+int arena_set_used(size_t used);
 
 /*
  * The hooks the arena was mapped with (arena_anon_hooks when not ready), so

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memcached/assoc_int.h"
@@ -614,13 +615,12 @@ void assoc_set_lkey(uint32_t lkey)
 
 /* ---- life cycle and information ------------------------ */
 
-int assoc_init(unsigned hashpower, const struct arena_hooks *hooks)
+/*
+ * Takes the hooks and the tombstone for a table about to be built or
+ * adopted; -EINVAL or -EBUSY, else 0 with wlock held.
+ */
+static int start_begin(const struct arena_hooks *hooks)
 {
-    struct table *t;
-    int rc;
-
-    if (hashpower < ASSOC_MIN_HASHPOWER || hashpower > ASSOC_MAX_HASHPOWER)
-        return -EINVAL;
     if (hooks == NULL)
         hooks = arena_hooks();
     if (hooks->map == NULL || hooks->unmap == NULL)
@@ -637,22 +637,95 @@ int assoc_init(unsigned hashpower, const struct arena_hooks *hooks)
         (uint64_t)(uintptr_t)(arena_ready()
                                   ? arena_zero_tail()
                                   : (const void *)&no_arena_tombstone);
-    t = assoc_table_new(hashpower);
-    if (t == NULL) {
-        pthread_mutex_unlock(&assoc.wlock);
-        return -ENOMEM;
-    }
-    atomic_store(&assoc.cur, t);
+    return 0;
+}
+
+/*
+ * Publishes cur (and old, being migrated into cur) and starts the
+ * migration thread; drops wlock. On failure the tables are freed.
+ */
+static int start_end(struct table *cur, struct table *old, uint64_t generation)
+{
+    int rc;
+
+    atomic_store(&assoc.cur, cur);
+    atomic_store(&assoc.old, old);
+    atomic_store(&assoc.generation, generation);
+    atomic_store(&assoc.count, cur->used + (old ? old->used : 0));
+    assoc.migrate_next = 0;
     assoc.stop = false;
     rc = -pthread_create(&assoc.thread, NULL, assoc_migration_thread, NULL);
     if (rc < 0) {
         atomic_store(&assoc.cur, NULL);
-        assoc_table_free(t);
+        atomic_store(&assoc.old, NULL);
+        atomic_store(&assoc.count, 0);
+        atomic_store(&assoc.generation, 0);
+        assoc_table_free(cur);
+        if (old)
+            assoc_table_free(old);
     } else {
         assoc.running = true;
     }
     pthread_mutex_unlock(&assoc.wlock);
     return rc;
+}
+
+int assoc_init(unsigned hashpower, const struct arena_hooks *hooks)
+{
+    struct table *t;
+    int rc;
+
+    if (hashpower < ASSOC_MIN_HASHPOWER || hashpower > ASSOC_MAX_HASHPOWER)
+        return -EINVAL;
+    if ((rc = start_begin(hooks)) < 0)
+        return rc;
+    t = assoc_table_new(hashpower);
+    if (t == NULL) {
+        pthread_mutex_unlock(&assoc.wlock);
+        return -ENOMEM;
+    }
+    return start_end(t, NULL, 0);
+}
+
+/* A table over existing buckets, its occupied slots counted. */
+static struct table *table_adopt(void *buckets, unsigned hashpower)
+{
+    struct table *t;
+
+    if (buckets == NULL || hashpower < ASSOC_MIN_HASHPOWER ||
+        hashpower > ASSOC_MAX_HASHPOWER || !(t = calloc(1, sizeof(*t))))
+        return NULL;
+    t->words = buckets;
+    t->hashpower = hashpower;
+    t->mask = (UINT64_C(1) << hashpower) - 1;
+    t->bytes = (t->mask + 1) * sizeof(struct rdn_bucket);
+    for (uint64_t i = 0; i < table_slots(t); i++)
+        if (t->words[i * SLOT_WORDS] != assoc.empty_match)
+            t->used++;
+    return t;
+}
+
+int assoc_adopt(const struct assoc_adopt *a, const struct arena_hooks *hooks)
+{
+    struct table *cur, *old = NULL;
+    int rc;
+
+    if (a == NULL || (a->old_buckets != NULL) != (a->generation & 1))
+        return -EINVAL;
+    if ((rc = start_begin(hooks)) < 0)
+        return rc;
+    cur = table_adopt(a->buckets, a->hashpower);
+    if (cur != NULL && a->old_buckets != NULL &&
+        (a->old_hashpower >= a->hashpower ||
+         !(old = table_adopt(a->old_buckets, a->old_hashpower)))) {
+        free(cur);
+        cur = NULL;
+    }
+    if (cur == NULL) {
+        pthread_mutex_unlock(&assoc.wlock);
+        return -EINVAL;
+    }
+    return start_end(cur, old, a->generation);
 }
 
 void assoc_stop(void)
@@ -719,6 +792,18 @@ void assoc_set_switch_hook(assoc_switch_fn fn, void *ctx)
     pthread_mutex_lock(&assoc.wlock);
     assoc.switch_fn = fn;
     assoc.switch_ctx = ctx;
+    pthread_mutex_unlock(&assoc.wlock);
+}
+
+void assoc_report_geometry(void)
+{
+    struct assoc_info info;
+
+    pthread_mutex_lock(&assoc.wlock);
+    if (assoc.switch_fn != NULL) {
+        assoc_get_info_locked(&info);
+        assoc.switch_fn(assoc.switch_ctx, &info);
+    }
     pthread_mutex_unlock(&assoc.wlock);
 }
 

@@ -106,6 +106,26 @@ void assoc_keyhash(const char *key, size_t nkey, struct rdn_keyhash *kh);
 int assoc_init(unsigned hashpower, const struct arena_hooks *hooks);
 
 /*
+ * Re-attach (memcached/persist.h): runs the index over tables a previous
+ * process left, instead of mapping a fresh one. buckets/hashpower: the
+ * table inserts went to; old_buckets/old_hashpower: the table it was
+ * migrating from (NULL when no growth ran), whose migration resumes;
+ * generation: the last one reported (odd exactly when old_buckets is set).
+ * Every occupied slot must name a live item (the caller validated them);
+ * the stash starts empty. The tables are given back through hooks (NULL as
+ * in assoc_init()) when retired. Returns 0, -EINVAL, -EBUSY or the error of
+ * pthread_create negated.
+ */
+struct assoc_adopt {
+    void *buckets;
+    unsigned hashpower;
+    void *old_buckets;
+    unsigned old_hashpower;
+    uint64_t generation;
+};
+int assoc_adopt(const struct assoc_adopt *a, const struct arena_hooks *hooks);
+
+/*
  * Stops and joins the migration thread and unmaps the table(s), even in
  * the middle of an expansion (shutdown and tests; assoc_init() may follow).
  * No other assoc call may run during or after it.
@@ -178,6 +198,10 @@ void assoc_get_info(struct assoc_info *info);
  */
 typedef void (*assoc_switch_fn)(void *ctx, const struct assoc_info *info);
 void assoc_set_switch_hook(assoc_switch_fn fn, void *ctx);
+
+/* Calls the switch hook (if any) with the current geometry, under the
+ * writer mutex, as a switch would: the hook's first report. */
+void assoc_report_geometry(void);
 
 /*
  * Asks for a growth now (tests, and the trigger policy): returns 0 once it

@@ -47,9 +47,12 @@ static int32_t clock_shift;
 static uint64_t next_cas_id;
 
 /* flush_all state: items updated at or before oldest_live, or with a CAS
- * below oldest_cas, are dead once oldest_live <= now. */
+ * below oldest_cas, are dead once oldest_live <= now. flush_fn (set before
+ * serving) is told every new cut-off. */
 static uint32_t oldest_live;
 static uint64_t oldest_cas;
+static items_flush_fn flush_fn;
+static void *flush_ctx;
 
 /* "stats sizes" histogram; only items stored after it was enabled count. */
 static uint64_t *sizes_hist;
@@ -235,19 +238,28 @@ static void item_seal(struct item *it, uint64_t cas)
     __atomic_store_n(&it->nic.stamp, cas, __ATOMIC_RELEASE);
 }
 
-/* Whether it is expired at now or flushed by flush_all (bumped at or
+/* Whether it is expired at now or flushed by the cut-off (bumped at or
  * before oldest_live, or older than oldest_cas). Lock-free reads only. */
-bool item_is_dead(struct item *it, uint32_t now)
+bool item_is_dead_by(struct item *it, uint32_t now,
+                     const struct items_flush_cut *cut)
 {
     if (items_exptime_passed(
             __atomic_load_n(&it->nic.exptime, __ATOMIC_RELAXED), now))
         return true;
-    uint32_t ol = __atomic_load_n(&oldest_live, __ATOMIC_RELAXED);
-    if (ol == 0 || ol > now)
+    if (cut->oldest_live == 0 || cut->oldest_live > now)
         return false;
-    uint64_t oc = __atomic_load_n(&oldest_cas, __ATOMIC_RELAXED);
-    return __atomic_load_n(&it->btime, __ATOMIC_RELAXED) <= ol ||
-           (oc != 0 && item_cas(it) < oc);
+    return __atomic_load_n(&it->btime, __ATOMIC_RELAXED) <= cut->oldest_live ||
+           (cut->oldest_cas != 0 && item_cas(it) < cut->oldest_cas);
+}
+
+bool item_is_dead(struct item *it, uint32_t now)
+{
+    struct items_flush_cut cut = {
+        __atomic_load_n(&oldest_live, __ATOMIC_RELAXED),
+        __atomic_load_n(&oldest_cas, __ATOMIC_RELAXED),
+    };
+
+    return item_is_dead_by(it, now, &cut);
 }
 
 /* Links a sealed item under its key (item lock held, key absent). */
@@ -990,12 +1002,29 @@ void items_flush(uint32_t when)
     uint32_t at = when ? when : now;
 
     __atomic_store_n(&oldest_live, at - 1, __ATOMIC_RELAXED);
-    if (at - 1 <= now) {
+    if (at - 1 <= now)
         __atomic_store_n(&oldest_cas, next_cas(), __ATOMIC_RELAXED);
-        /* Unlink the flushed items now rather than when next looked up:
-         * a NIC reader does not know about flush_all. */
-        crawler_queue(CRAWLER_ALL_CLASSES);
+    if (flush_fn != NULL) {
+        struct items_flush_cut cut = {at - 1, oldest_cas};
+
+        flush_fn(flush_ctx, &cut);
     }
+    /* Unlink the flushed items now rather than when next looked up: a NIC
+     * reader does not know about flush_all. */
+    if (at - 1 <= now)
+        crawler_queue(CRAWLER_ALL_CLASSES);
+}
+
+void items_set_flush_hook(items_flush_fn fn, void *ctx)
+{
+    flush_fn = fn;
+    flush_ctx = ctx;
+}
+
+void items_flush_restore(const struct items_flush_cut *cut)
+{
+    __atomic_store_n(&oldest_live, cut->oldest_live, __ATOMIC_RELAXED);
+    __atomic_store_n(&oldest_cas, cut->oldest_cas, __ATOMIC_RELAXED);
 }
 
 /* ---- statistics ---- */
@@ -1127,6 +1156,44 @@ void items_cachedump(unsigned clsid, unsigned limit, item_dump_fn fn, void *ctx)
         shown++;
     }
     pthread_mutex_unlock(&l->lock);
+}
+
+/* ---- re-attach ---- */
+
+/*
+ * Links an item a previous process left in the index (memcached/persist.h):
+ * the CPU-side header is rebuilt (the index's reference, LINKED, access
+ * times now; the flags that describe the data are kept) and the item goes
+ * to the head of its class's LRU. Takes the class's LRU lock.
+ */
+void item_adopt(struct item *it, unsigned clsid)
+{
+    struct lru *l = &lrus[clsid];
+    uint32_t now = items_now();
+
+    it->refcount = 1;
+    it->it_flags = (it->it_flags & (ITEM_FETCHED | ITEM_STALE |
+                                    ITEM_TOKEN_SENT | ITEM_KEY_BINARY)) |
+                   ITEM_LINKED;
+    it->clsid = (uint8_t)clsid;
+    it->atime = now;
+    pthread_mutex_lock(&l->lock);
+    it->btime = now;
+    lru_insert_head(l, it);
+    l->count++;
+    l->bytes += item_total(it);
+    pthread_mutex_unlock(&l->lock);
+    sizes_account(it, 1);
+}
+
+void items_cas_floor(uint64_t last)
+{
+    uint64_t cur = __atomic_load_n(&next_cas_id, __ATOMIC_RELAXED);
+
+    while (cur < last &&
+           !__atomic_compare_exchange_n(&next_cas_id, &cur, last, false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
 }
 
 /* ---- setup ---- */

@@ -260,6 +260,36 @@ void items_flush(uint32_t when);
 /* True if it is expired or flushed at now. */
 bool item_is_dead(struct item *it, uint32_t now);
 
+/*
+ * flush_all's cut-off: items bumped at or before oldest_live (0 = none), or
+ * with a CAS below oldest_cas (0 = none), are dead once oldest_live <= now.
+ * item_is_dead_by() judges it by a given cut-off instead of the current
+ * one. Persistence: the flush hook (set before serving, called by
+ * items_flush() while flush_all runs, before its reply) is told each new
+ * cut-off; items_flush_restore() installs a recorded one (after
+ * items_init()).
+ */
+struct items_flush_cut {
+    uint32_t oldest_live;
+    uint64_t oldest_cas;
+};
+bool item_is_dead_by(struct item *it, uint32_t now,
+                     const struct items_flush_cut *cut);
+typedef void (*items_flush_fn)(void *ctx, const struct items_flush_cut *cut);
+void items_set_flush_hook(items_flush_fn fn, void *ctx);
+void items_flush_restore(const struct items_flush_cut *cut);
+
+/*
+ * Re-attach (memcached/persist.h), before clients are served: item_adopt()
+ * links an item that is already in the index and lies in a chunk of class
+ * clsid into that class's LRU (in the order of the calls, the last one
+ * most recent) and counts it in curr_items and bytes (not total_items);
+ * items_cas_floor() makes every CAS id handed out from now on greater
+ * than last.
+ */
+void item_adopt(struct item *it, unsigned clsid);
+void items_cas_floor(uint64_t last);
+
 /* Totals over every class for "stats". */
 struct items_totals {
     uint64_t curr_items;

@@ -40,3 +40,8 @@ noinst_HEADERS += memcached/rdn_glue.h
 memcached_libmcserver_a_SOURCES += memcached/bl_glue.c
 noinst_HEADERS += memcached/bl_glue.h
 MCSERVER_LIBS += rdn/librdnbaseline.a $(RDN_OFFLOAD_LIBS)
+
+# Persistence across restarts (--rdn-port): the superblock and adoption.
+memcached_libmcserver_a_SOURCES += memcached/persist.c \
+	memcached/persist_adopt.c
+noinst_HEADERS += memcached/persist.h memcached/persist_int.h

@@ -4,7 +4,13 @@
  * Start-up order: parse flags; bind the sockets (so a busy port is an
  * error the caller sees); drop root privileges (-u); daemonize (-d, before
  * any thread exists); map the item arena and build the slab classes, the
- * cuckoo index and the LRUs; start the workers; run the listener's loop.
+ * cuckoo index and the LRUs, or adopt a previous server's
+ * (memcached/persist.h); start the workers; run the listener's loop.
+ *
+ * Shutdown (SIGINT, SIGTERM, SIGUSR1, "shutdown"): the listener's loop
+ * ends, the workers finish the request they are in and stop, then the
+ * crawler, the index's migration and the offload stop, so that the offload
+ * can release (or, with --rdn-keep-on-exit, keep) memory nothing touches.
  */
 #include "config.h"
 
@@ -27,6 +33,7 @@
 #include "memcached/conn.h"
 #include "memcached/items.h"
 #include "memcached/listen.h"
+#include "memcached/persist.h"
 #include "memcached/rdn_glue.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
@@ -92,8 +99,7 @@ static void usage(void)
         "-I, --max-item-size=<num> adjusts max item size (default: 1m, min: "
         "1k, max: 1024m)\n"
         "-F, --disable-flush-all   disable flush_all command\n"
-        "-X, --disable-dumping     disable stats cachedump\n"
-        RDN_GLUE_USAGE
+        "-X, --disable-dumping     disable stats cachedump\n" RDN_GLUE_USAGE
         "-o, --extended            comma separated list of extended options\n"
         "   - hashpower:           starting hash table size as a power of 2 "
         "(%d-%d,\n"
@@ -237,6 +243,7 @@ static void parse_args(int argc, char **argv)
         {"rdn-device", required_argument, NULL, RDN_OPT_DEVICE},
         {"rdn-clients", required_argument, NULL, RDN_OPT_CLIENTS},
         {"rdn-baselines", required_argument, NULL, RDN_OPT_BASELINES},
+        {"rdn-keep-on-exit", no_argument, NULL, RDN_OPT_KEEP},
         {NULL, 0, NULL, 0},
     };
     int ch;
@@ -354,6 +361,7 @@ static void parse_args(int argc, char **argv)
         case RDN_OPT_DEVICE:
         case RDN_OPT_CLIENTS:
         case RDN_OPT_BASELINES:
+        case RDN_OPT_KEEP:
             if (rdn_glue_option(ch, optarg) != 0)
                 usage_error("Invalid value for an --rdn-* option: \"%s\"",
                             optarg);
@@ -471,26 +479,17 @@ static void stop_cb(evutil_socket_t sig, short which, void *arg)
 
 /*
  * Maps the item arena and builds the storage: slab classes, the cuckoo
- * index, the LRUs. The arena hooks are where the rdn offload module will
- * hand in NIC-registrable (memfd) memory; NULL maps anonymous memory.
+ * index, the LRUs. With --rdn-port the memory is the offload's NIC memory,
+ * and a previous server's is adopted (memcached/persist.h); otherwise
+ * anonymous memory.
  */
-static void storage_init(const struct arena_hooks *hooks)
+static void storage_init(void)
 {
-    size_t min_chunk = (size_t)settings.chunk_size;
-    size_t bytes = slabs_arena_bytes(settings.maxbytes, settings.factor,
-                                     min_chunk, settings.item_size_max);
-    int rc = bytes ? arena_init(bytes, hooks) : -EINVAL;
+    struct persist_env env = {.prealloc = prealloc};
+    int rc;
 
-    if (rc == 0)
-        rc = slabs_init(settings.maxbytes, settings.factor, min_chunk,
-                        settings.item_size_max, prealloc);
-    if (rc == 0)
-        rc = assoc_init(settings.hashpower_init
-                            ? (unsigned)settings.hashpower_init
-                            : ASSOC_DEFAULT_HASHPOWER,
-                        rdn_glue_table_hooks());
-    if (rc == 0)
-        rc = items_init();
+    rdn_glue_storage_env(&env);
+    rc = persist_storage_init(&env, NULL);
     if (rc != 0) {
         fprintf(stderr, "failed to set up item memory: %s\n", strerror(-rc));
         exit(EXIT_OSERR);
@@ -539,7 +538,7 @@ int main(int argc, char **argv)
     stats_init();
     if (rdn_glue_init() != 0)
         return EXIT_OSERR;
-    storage_init(rdn_glue_arena_hooks());
+    storage_init();
     if (rdn_glue_start() != 0)
         return EXIT_OSERR;
     if (threads_start(settings.num_threads, udp_fd) != 0) {
@@ -560,10 +559,14 @@ int main(int argc, char **argv)
         event_add(sigs[i], NULL);
     event_base_loop(main_base, 0);
 
+    threads_stop();
+    items_stop();
+    assoc_stop();
+    rdn_glue_stop();
+
     if (settings.daemonize && settings.pid_file)
         unlink(settings.pid_file);
     if (settings.socketpath)
         unlink(settings.socketpath);
-    /* Workers are not joined: exiting ends them, as memcached does. */
     return EXIT_SUCCESS;
 }

@@ -14,6 +14,12 @@
  *   - LRU: clients report the keys the NIC served, in batches; each report
  *     bumps the item as a GET would (and counts as a get hit).
  *
+ * Persistence: the NIC resources live in the rdn-nicd domain
+ * "memcached-<tcp port>-<rdn port>", with the cache's superblock in the
+ * offload's metadata (memcached/persist.h). A restarted server re-attaches
+ * them and adopts the items; a clean shutdown keeps them only with
+ * --rdn-keep-on-exit (a kill -9 always leaves them to the daemon).
+ *
  * Locks: glue.lock protects the flush bookkeeping; the expiry thread waits
  * on glue.cond.
  */
@@ -30,6 +36,7 @@
 #include "memcached/bl_glue.h"
 #include "memcached/crawler.h"
 #include "memcached/items.h"
+#include "memcached/persist.h"
 #include "memcached/rdn_glue.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
@@ -42,6 +49,8 @@ static struct {
     int port; /* 0: off */
     const char *device;
     unsigned clients;
+    bool keep; /* --rdn-keep-on-exit */
+    char domain[64];
     struct rdn_offload *off;
     struct arena_hooks arena, table;
 
@@ -49,6 +58,7 @@ static struct {
     pthread_cond_t cond;
     pthread_t expiry;
     bool expiry_started;
+    bool expiry_stop;     /* (lock) */
     uint64_t flush_asked; /* flushes that took effect (lock) */
     uint64_t flush_done;  /* of those, how many crawls finished (lock) */
     uint32_t flush_at;    /* a delayed flush's time, 0 = none (lock) */
@@ -69,6 +79,9 @@ int rdn_glue_option(int opt, const char *value)
         return 0;
     case RDN_OPT_BASELINES:
         return bl_glue_option(value);
+    case RDN_OPT_KEEP:
+        glue.keep = true;
+        return 0;
     case RDN_OPT_PORT:
     case RDN_OPT_CLIENTS:
         errno = 0;
@@ -166,6 +179,16 @@ static uint64_t horizon(void *ctx)
     return rdn_offload_horizon(ctx);
 }
 
+static uint32_t arena_lkey(void *ctx)
+{
+    return rdn_offload_arena_lkey(ctx);
+}
+
+static int discard(void *ctx)
+{
+    return rdn_offload_discard(ctx);
+}
+
 static void table_switched(void *ctx, const struct assoc_info *info)
 {
     rdn_offload_set_table(ctx, info->buckets, info->hashpower,
@@ -219,6 +242,11 @@ int rdn_glue_init(void)
     cfg.item_size_max = settings.item_size_max;
     cfg.table_reserve = table_reserve();
     cfg.verbose = settings.verbose;
+    snprintf(glue.domain, sizeof(glue.domain), "memcached-%d-%d", settings.port,
+             glue.port);
+    cfg.domain = glue.domain;
+    cfg.meta_len = persist_meta_len();
+    cfg.keep_on_close = glue.keep;
     rc = rdn_offload_open(&cfg, &ops, &glue.off);
     if (rc == 0)
         rc = bl_glue_init(rdn_offload_device(glue.off));
@@ -229,14 +257,18 @@ int rdn_glue_init(void)
     return 0;
 }
 
-const struct arena_hooks *rdn_glue_arena_hooks(void)
+void rdn_glue_storage_env(struct persist_env *env)
 {
-    return glue.off ? &glue.arena : NULL;
-}
-
-const struct arena_hooks *rdn_glue_table_hooks(void)
-{
-    return glue.off ? &glue.table : NULL;
+    if (!glue.off)
+        return;
+    env->arena_hooks = &glue.arena;
+    env->table_hooks = &glue.table;
+    env->meta = rdn_offload_meta(glue.off);
+    env->reattached = rdn_offload_reattached(glue.off);
+    env->lkey = arena_lkey;
+    env->discard = discard;
+    env->on_switch = table_switched;
+    env->ctx = glue.off;
 }
 
 /* ---- expiry and flush ------------------------------------------------- */
@@ -255,7 +287,7 @@ static void *expiry_main(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&glue.lock);
-    for (;;) {
+    while (!glue.expiry_stop) {
         struct timespec until;
         uint64_t asked;
         bool flush;
@@ -268,6 +300,8 @@ static void *expiry_main(void *arg)
         if (glue.flush_done == glue.flush_asked &&
             !(glue.flush_at && glue.flush_at <= items_now()))
             pthread_cond_timedwait(&glue.cond, &glue.lock, &until);
+        if (glue.expiry_stop)
+            break;
         if (glue.flush_at && glue.flush_at <= items_now()) {
             glue.flush_at = 0;
             glue.flush_asked++;
@@ -285,6 +319,7 @@ static void *expiry_main(void *arg)
             pthread_cond_broadcast(&glue.cond);
         }
     }
+    pthread_mutex_unlock(&glue.lock);
     return NULL;
 }
 
@@ -308,20 +343,16 @@ void rdn_glue_flush(uint32_t when)
 
 int rdn_glue_start(void)
 {
-    struct assoc_info info;
     int rc;
 
     if (!glue.off)
         return 0;
+    /* The table was reported by the storage's switch hook already. */
     assoc_set_lkey(rdn_offload_arena_lkey(glue.off));
-    assoc_set_switch_hook(table_switched, glue.off);
-    assoc_get_info(&info);
-    rdn_offload_set_table(glue.off, info.buckets, info.hashpower,
-                          info.generation);
     slabs_set_horizon(horizon, glue.off);
     rc = -pthread_create(&glue.expiry, NULL, expiry_main, NULL);
     if (rc == 0) {
-        pthread_detach(glue.expiry);
+        glue.expiry_started = true;
         rc = rdn_offload_start(glue.off);
         if (rc == 0)
             rc = bl_glue_start();
@@ -329,6 +360,23 @@ int rdn_glue_start(void)
     if (rc < 0)
         fprintf(stderr, "failed to start offloaded GETs: %s\n", strerror(-rc));
     return rc;
+}
+
+void rdn_glue_stop(void)
+{
+    if (!glue.off)
+        return;
+    if (glue.expiry_started) {
+        pthread_mutex_lock(&glue.lock);
+        glue.expiry_stop = true;
+        pthread_cond_broadcast(&glue.cond);
+        pthread_mutex_unlock(&glue.lock);
+        pthread_join(glue.expiry, NULL);
+        glue.expiry_started = false;
+    }
+    slabs_set_horizon(NULL, NULL);
+    rdn_offload_close(glue.off);
+    glue.off = NULL;
 }
 
 /* ---- stats ------------------------------------------------------------ */

@@ -7,8 +7,14 @@
  * Without --rdn-port every function here is a no-op.
  *
  * main.c's order: rdn_glue_option() while parsing flags; rdn_glue_init()
- * before the storage is built (it needs the hooks below); rdn_glue_start()
- * once storage is up and before clients are served.
+ * before the storage is built (it needs rdn_glue_storage_env());
+ * rdn_glue_start() once storage is up and before clients are served;
+ * rdn_glue_stop() at shutdown, once nothing touches the storage any more.
+ *
+ * Persistence: the offload's NIC resources belong to the rdn-nicd domain
+ * "memcached-<tcp port>-<rdn port>", so a server started again on the same
+ * ports after a kill -9 (or a shutdown with --rdn-keep-on-exit)
+ * re-attaches them and adopts the items (memcached/persist.h).
  */
 #ifndef MEMCACHED_RDN_GLUE_H
 #define MEMCACHED_RDN_GLUE_H
@@ -16,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "memcached/arena.h"
+#include "memcached/persist.h"
 #include "memcached/stat_sink.h"
 
 /* Long options main.c hands to rdn_glue_option() (getopt values). */
@@ -25,6 +31,7 @@ enum {
     RDN_OPT_DEVICE,       /* --rdn-device NAME: the NIC (softnic, ...) */
     RDN_OPT_CLIENTS,      /* --rdn-clients MAX: RDMA clients at once */
     RDN_OPT_BASELINES,    /* --rdn-baselines PORT: bench baselines */
+    RDN_OPT_KEEP,         /* --rdn-keep-on-exit: keep NIC resources */
 };
 
 /* Usage lines for the flags above. */
@@ -38,9 +45,16 @@ enum {
     "--rdn-clients=<num>       max RDMA clients at once (default: 64)\n"       \
     "--rdn-baselines=<num>     port of the benchmark's one-sided and RPC\n"    \
     "                          baselines (needs --rdn-port; lets clients\n"    \
-    "                          read the table and items; default: off)\n"
+    "                          read the table and items; default: off)\n"      \
+    "--rdn-keep-on-exit        on SIGTERM/SIGINT leave the table, items and\n" \
+    "                          NIC resources to rdn-nicd for the next "        \
+    "server\n"                                                                 \
+    "                          on the same ports (default: release them; a\n"  \
+    "                          killed server always leaves them; domain\n"     \
+    "                          memcached-<tcp port>-<rdn port>)\n"
 
-/* Takes one of the options above. 0, or -EINVAL for a bad value. */
+/* Takes one of the options above (value NULL for RDN_OPT_KEEP). 0, or
+ * -EINVAL for a bad value. */
 int rdn_glue_option(int opt, const char *value);
 
 /* True when --rdn-port was given. */
@@ -49,12 +63,19 @@ bool rdn_glue_enabled(void);
 /* Opens the NIC for the cache's memory. 0 or a negative errno. */
 int rdn_glue_init(void);
 
-/* Hooks for arena_init() and assoc_init(); NULL when the offload is off. */
-const struct arena_hooks *rdn_glue_arena_hooks(void);
-const struct arena_hooks *rdn_glue_table_hooks(void);
+/*
+ * Fills the offload's part of the storage's environment (NIC memory hooks,
+ * the metadata, whether it was re-attached, lkey, discard, table switches);
+ * leaves env alone when the offload is off.
+ */
+void rdn_glue_storage_env(struct persist_env *env);
 
 /* Wires the built storage to the offload and starts serving. 0 or -errno. */
 int rdn_glue_start(void);
+
+/* Stops the expiry thread and closes the offload: keeps or releases the NIC
+ * resources as --rdn-keep-on-exit says. */
+void rdn_glue_stop(void);
 
 /* flush_all was done with this items_realtime() time (0 = now). */
 void rdn_glue_flush(uint32_t when);

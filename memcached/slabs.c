@@ -40,10 +40,13 @@ static struct {
     bool ready;
     unsigned nclasses; /* class ids 1..nclasses */
     size_t page_size;
+    size_t page_stride; /* page_size rounded up to the arena's 64 */
     size_t item_size_max;
     size_t mem_limit;
-    pthread_mutex_t page_lock; /* protects malloced */
+    pthread_mutex_t page_lock; /* protects malloced and the page hook */
     size_t malloced;
+    slabs_page_fn page_fn;
+    void *page_ctx;
     _Atomic uint64_t epoch;
     /* The horizon is written with every class lock held, read under one. */
     uint64_t (*horizon)(void *ctx);
@@ -120,8 +123,14 @@ static bool grab_page(struct slabclass *c)
     if (slabs.mem_limit == 0 || c->pages == 0 ||
         slabs.malloced + slabs.page_size <= slabs.mem_limit)
         page = arena_page_alloc(slabs.page_size);
-    if (page != NULL)
+    if (page != NULL) {
         slabs.malloced += slabs.page_size;
+        if (slabs.page_fn != NULL)
+            slabs.page_fn(slabs.page_ctx,
+                          (size_t)((char *)page - (char *)arena_base()) /
+                              slabs.page_stride,
+                          (unsigned)(c - slabs.cls));
+    }
     pthread_mutex_unlock(&slabs.page_lock);
     if (page == NULL)
         return false;
@@ -136,7 +145,7 @@ static bool grab_page(struct slabclass *c)
  * up to the memory limit are faulted in so the first stores do not pay for
  * page faults.
  */
-static void prealloc_pages(void)
+void slabs_prealloc(void)
 {
     size_t os_page = (size_t)sysconf(_SC_PAGESIZE);
     size_t touch = slabs.mem_limit != 0 && slabs.mem_limit < arena_size()
@@ -176,6 +185,7 @@ int slabs_init(size_t mem_limit, double factor, size_t min_chunk,
     memset(&slabs, 0, sizeof(slabs));
     slabs.nclasses = compute_sizes(factor, min_chunk, item_size_max, sizes);
     slabs.page_size = page_size_for(item_size_max);
+    slabs.page_stride = (slabs.page_size + 63) & ~(size_t)63;
     slabs.item_size_max = item_size_max;
     slabs.mem_limit = mem_limit;
     pthread_mutex_init(&slabs.page_lock, NULL);
@@ -189,7 +199,7 @@ int slabs_init(size_t mem_limit, double factor, size_t min_chunk,
     }
     slabs.ready = true;
     if (prealloc)
-        prealloc_pages();
+        slabs_prealloc();
     return 0;
 }
 
@@ -243,6 +253,53 @@ unsigned slabs_nclasses(void)
 size_t slabs_page_size(void)
 {
     return slabs.page_size;
+}
+
+size_t slabs_page_stride(void)
+{
+    return slabs.page_stride;
+}
+
+unsigned slabs_perslab(unsigned clsid)
+{
+    struct slabclass *c = class_of(clsid);
+
+    return c != NULL ? c->perslab : 0;
+}
+
+void slabs_set_page_hook(slabs_page_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&slabs.page_lock);
+    slabs.page_fn = fn;
+    slabs.page_ctx = ctx;
+    pthread_mutex_unlock(&slabs.page_lock);
+}
+
+int slabs_adopt_page(size_t page, unsigned clsid, const uint64_t *in_use)
+{
+    struct slabclass *c = class_of(clsid);
+    char *base;
+
+    if (c == NULL || in_use == NULL || page >= arena_used() / slabs.page_stride)
+        return -EINVAL;
+    base = (char *)arena_base() + page * slabs.page_stride;
+    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&slabs.page_lock);
+    slabs.malloced += slabs.page_size;
+    pthread_mutex_unlock(&slabs.page_lock);
+    c->pages++;
+    /* Last chunk first, so the free list hands them out in page order. */
+    for (unsigned j = c->perslab; j-- > 0;) {
+        struct free_chunk *f = (struct free_chunk *)(base + j * c->size);
+
+        if (in_use[j / 64] & (UINT64_C(1) << (j % 64)))
+            continue;
+        f->next = c->free_head;
+        c->free_head = f;
+        c->nfree++;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return 0;
 }
 
 /*

@@ -102,6 +102,13 @@ size_t slabs_arena_bytes(size_t mem_limit, double factor, size_t min_chunk,
 int slabs_init(size_t mem_limit, double factor, size_t min_chunk,
                size_t item_size_max, bool prealloc);
 
+/*
+ * memcached -L: gives every class without a page its first one and faults
+ * in the arena's pages up to the memory limit. slabs_init() calls it when
+ * asked to; a re-attach calls it after the adopted pages are in place.
+ */
+void slabs_prealloc(void);
+
 /* Frees the allocator's state (tests); the arena stays. */
 void slabs_destroy(void);
 
@@ -114,6 +121,31 @@ unsigned slabs_nclasses(void);
 
 /* The page size in use (1 MB, or item_size_max when that is larger). */
 size_t slabs_page_size(void);
+
+/* Distance between pages in the arena: the page size rounded up to 64. Page
+ * i starts at arena_base() + i * slabs_page_stride(). */
+size_t slabs_page_stride(void);
+
+/* Chunks in one page of a class (0 for an invalid id). */
+unsigned slabs_perslab(unsigned clsid);
+
+/*
+ * Persistence (memcached/persist.h). fn(ctx, page, clsid) is called when
+ * arena page number page is given to class clsid, before any chunk of it
+ * is handed out, with the page lock held (pages are given one at a time,
+ * in arena order). fn NULL removes the hook. Set it before serving.
+ */
+typedef void (*slabs_page_fn)(void *ctx, size_t page, unsigned clsid);
+void slabs_set_page_hook(slabs_page_fn fn, void *ctx);
+
+/*
+ * Re-attach: arena page number page (below arena_used()) belonged to class
+ * clsid in a previous process. Gives it to the class again; its chunks
+ * whose bit is set in in_use[] (bit j of in_use[j / 64] for chunk j) hold
+ * live items, every other chunk goes to the class's free list. Returns 0
+ * or -EINVAL. Before any concurrent use of the allocator.
+ */
+int slabs_adopt_page(size_t page, unsigned clsid, const uint64_t *in_use);
 
 /*
  * A chunk of class clsid able to hold size bytes (size <= the chunk size).

@@ -119,6 +119,15 @@ int threads_start(int nthreads, int udp_fd)
     return 0;
 }
 
+void threads_stop(void)
+{
+    for (int i = 0; i < nworkers; i++)
+        event_base_loopbreak(workers[i].base);
+    for (int i = 0; i < nworkers; i++)
+        pthread_join(workers[i].tid, NULL);
+    nworkers = 0;
+}
+
 void thread_dispatch(int fd, enum transport transport)
 {
     struct pending_conn *p = malloc(sizeof(*p));

@@ -49,6 +49,10 @@ extern __thread struct worker *self_worker;
  */
 int threads_start(int nthreads, int udp_fd);
 
+/* Makes every worker return from its loop once its current request is
+ * done, and joins them (shutdown; the listener no longer dispatches). */
+void threads_stop(void);
+
 /* Hands a new connection (fd reserved by conns_reserve()) to the next
  * worker (listener thread). */
 void thread_dispatch(int fd, enum transport transport);

@@ -16,3 +16,9 @@ t_test_items_LDADD = $(MCSERVER_LIBS) $(CHECK_LIBS)
 t_test_libmemcached_SOURCES = t/test_libmemcached.c
 t_test_libmemcached_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
 t_test_libmemcached_LDADD = $(LIBMEMCACHED_LIBS)
+
+# A server killed (or stopped with --rdn-keep-on-exit) comes back with its
+# items on the same ports: memcached --rdn-port on a private rdn-nicd
+# (t/offload_env.py), memcached/persist.h.
+TESTS += t/offload_restart.py
+dist_check_SCRIPTS += t/offload_restart.py

@@ -22,3 +22,11 @@ t_test_assoc_LDADD = $(STORAGE_LIBS)
 
 t_keyhash_dump_SOURCES = t/keyhash_dump.c
 t_keyhash_dump_LDADD = proto/libproto.a
+
+# Restart in-process: a forked "previous server" leaves its memory, the
+# test adopts it (memcached/persist.h).
+check_PROGRAMS += t/test_persist
+TESTS += t/test_persist
+t_test_persist_SOURCES = t/test_persist.c t/testutil.c
+t_test_persist_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
+t_test_persist_LDADD = $(MCSERVER_LIBS) $(CHECK_LIBS)
