@@ -372,6 +372,12 @@ int rdn_offload_discard(struct rdn_offload *o)
 
 /* ---- arenas and clients ----------------------------------------------- */
 
+/*
+ * Arena n: the one the domain holds under that name when there is one (a
+ * re-attach, or a discarded state whose arena is reused zeroed), if its
+ * size fits; else a fresh one. A re-attached arena that does not fit means
+ * the previous state cannot be used: it is discarded.
+ */
 int ofl_arena_get(struct rdn_offload *o, size_t len, size_t total,
                   struct ofl_arena *a)
 {
@@ -380,22 +386,25 @@ int ofl_arena_get(struct rdn_offload *o, size_t len, size_t total,
 
     arena_name(o->narenas, name, sizeof(name));
     a->len = len;
-    if (o->reattached && o->narenas < ofl_ps(o)->narenas) {
+    if (o->persistent && o->narenas < ofl_ps(o)->narenas) {
         rc = chain_buf_attach(o->dev, name, &a->buf);
         if (rc == 0 && a->buf.len == total) {
+            if (!o->reattached)
+                memset(a->buf.ptr, 0, a->buf.len);
             o->narenas++;
             return 0;
         }
-        fprintf(stderr,
-                "rdn: arena %u of domain %s cannot be re-attached (%s): "
-                "discarding the previous state\n",
-                o->narenas, o->cfg.domain,
-                rc < 0 ? strerror(-rc) : "its size differs");
         if (rc == 0)
-            chain_buf_close(&a->buf);
-        zero_arenas(o);
-        forget_previous(o);
-        ofl_ps(o)->narenas = o->narenas;
+            chain_buf_close(&a->buf); /* frees its name */
+        if (o->reattached) {
+            fprintf(stderr,
+                    "rdn: arena %u of domain %s cannot be re-attached "
+                    "(%s): discarding the previous state\n",
+                    o->narenas, o->cfg.domain,
+                    rc < 0 ? strerror(-rc) : "its size differs");
+            zero_arenas(o);
+            forget_previous(o);
+        }
     }
     rc = chain_buf_open(o->dev, total, 0, &a->buf);
     if (rc == 0 && o->persistent)

@@ -301,30 +301,95 @@ def test_lru_reports(t, srv, port):
 
 
 def test_server_restart(t, srv, port):
-    """A client outlives its server, stopped cleanly (SIGTERM) or killed
-    (SIGKILL): no stale answer, then the RDMA path is rebuilt against the
-    restarted server (same ports) and TCP works again by itself."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        server_restart(t, sig)
+    """A client outlives its server. Stopped cleanly (SIGTERM, which
+    releases the NIC resources): no stale answer, then the RDMA path is
+    rebuilt against the restarted server (same ports) and TCP works again
+    by itself. Killed (SIGKILL): the NIC goes on answering every GET while
+    no server runs, and the restarted server takes the chains over."""
+    server_restart(t, signal.SIGTERM)
+    server_crash(t)
+
+
+def run_server(tcp_port, rdn_port):
+    """memcached on those ports (tracked for cleanup), or None."""
+    import subprocess
+    from offload_env import _procs
+    cmd = [mctest.SERVER] + mctest.root_args() + [
+        "-p", str(tcp_port), "--rdn-port", str(rdn_port)]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    _procs.append(p)
+    ok = wait_until(lambda: _accepts(rdn_port) and _accepts(tcp_port), 10)
+    return p if ok else None
+
+
+def server_crash(t):
+    """kill -9 under offloaded GET load: not one GET fails or misses while
+    the server is dead or restarting, every answer comes from the NIC, and
+    the restarted server's SETs reach the same chains."""
+    tcp_port, rdn_port = mctest.free_port(), mctest.free_port()
+
+    class Srv:  # what Driver and mctest.Client need of a server
+        port = tcp_port
+
+    p = run_server(tcp_port, rdn_port)
+    if not t.check("crash: server started", p is not None):
+        return
+    keys = [b"crash-%d" % i for i in range(64)]
+    c = mctest.Client(Srv)
+    for k in keys:
+        c.set(k, b"v1-" + k)
+    c.close()
+    d = Driver(Srv, rdn_port)
+    bad = []
+
+    def round_ok():
+        for k, r in zip(keys[:16], d.get(*keys[:16])):
+            if r[:2] != (0, "nic") or r[4] != b"v1-" + k:
+                bad.append((k, r))
+        return True
+
+    round_ok()
+    t.check("crash: NIC hits before", not bad, repr(bad[:3]))
+    p.kill()
+    p.wait(10)
+    end, rounds = time.time() + 1.5, 0
+    while time.time() < end:
+        round_ok()
+        rounds += 1
+    t.check("crash: %d rounds of GETs while the server is dead, none "
+            "failed, all from the NIC" % rounds, rounds > 0 and not bad,
+            repr(bad[:3]))
+    p = run_server(tcp_port, rdn_port)
+    if not t.check("crash: server restarted on the same ports",
+                   p is not None):
+        d.close()
+        return
+    round_ok()
+    t.check("crash: GETs right after the restart", not bad, repr(bad[:3]))
+    c = mctest.Client(Srv)
+    t.eq("crash: SETs work again", c.set(keys[0], b"v2"), b"STORED\r\n")
+    t.eq("crash: old keys are there over TCP", c.get(keys[1]),
+         (0, b"v1-" + keys[1]))
+    c.close()
+    back = wait_until(lambda: d.get1(keys[0])[:2] == (0, "nic") and
+                      d.get1(keys[0])[4] == b"v2", 5)
+    t.check("crash: the NIC serves the new SET through the old chains", back)
+    t.eq("crash: the RDMA path never broke", d.stats()["reconnects"], 0)
+    d.close()
+    p.terminate()
+    p.wait(10)
 
 
 def server_restart(t, sig):
     """One restart of test_server_restart, the server ended with sig."""
-    import subprocess
-    from offload_env import _procs
     tcp_port, rdn_port = mctest.free_port(), mctest.free_port()
-    cmd = [mctest.SERVER] + mctest.root_args() + [
-        "-p", str(tcp_port), "--rdn-port", str(rdn_port)]
 
     class Srv:  # what Driver and mctest.Client need of a server
         port = tcp_port
 
     def start():
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        _procs.append(p)
-        ok = wait_until(lambda: _accepts(rdn_port) and _accepts(tcp_port), 10)
-        return p if ok else None
+        return run_server(tcp_port, rdn_port)
 
     p = start()
     if not t.check("server started", p is not None):
