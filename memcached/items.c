@@ -262,6 +262,19 @@ bool item_is_dead(struct item *it, uint32_t now)
     return item_is_dead_by(it, now, &cut);
 }
 
+/* Puts a newly linked item at the head of its class's LRU and counts it
+ * (takes the LRU lock). */
+static void lru_link(struct lru *l, struct item *it, uint32_t now)
+{
+    pthread_mutex_lock(&l->lock);
+    it->btime = now;
+    lru_insert_head(l, it);
+    l->count++;
+    l->bytes += item_total(it);
+    pthread_mutex_unlock(&l->lock);
+    sizes_account(it, 1);
+}
+
 /* Links a sealed item under its key (item lock held, key absent). */
 static void do_item_link(struct item *it, const struct rdn_keyhash *kh)
 {
@@ -279,13 +292,7 @@ static void do_item_link(struct item *it, const struct rdn_keyhash *kh)
         item_release(it);
         return;
     }
-    pthread_mutex_lock(&l->lock);
-    it->btime = now;
-    lru_insert_head(l, it);
-    l->count++;
-    l->bytes += item_total(it);
-    pthread_mutex_unlock(&l->lock);
-    sizes_account(it, 1);
+    lru_link(l, it, now);
     stats_inc(TC_TOTAL_ITEMS);
 }
 
@@ -1177,13 +1184,7 @@ void item_adopt(struct item *it, unsigned clsid)
                    ITEM_LINKED;
     it->clsid = (uint8_t)clsid;
     it->atime = now;
-    pthread_mutex_lock(&l->lock);
-    it->btime = now;
-    lru_insert_head(l, it);
-    l->count++;
-    l->bytes += item_total(it);
-    pthread_mutex_unlock(&l->lock);
-    sizes_account(it, 1);
+    lru_link(l, it, now);
 }
 
 void items_cas_floor(uint64_t last)

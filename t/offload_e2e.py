@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
 from offload_env import (ENOENT, EAGAIN, Driver, Nicd, run_driver,  # noqa
-                         start_server)
+                         accepts, start_server)
 
 MB = 1024 * 1024
 
@@ -319,7 +319,7 @@ def run_server(tcp_port, rdn_port):
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     _procs.append(p)
-    ok = wait_until(lambda: _accepts(rdn_port) and _accepts(tcp_port), 10)
+    ok = wait_until(lambda: accepts(rdn_port) and accepts(tcp_port), 10)
     return p if ok else None
 
 
@@ -447,14 +447,6 @@ def server_restart(t, sig):
     p.terminate()
     p.wait(10)
 
-
-def _accepts(port):
-    import socket
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 def test_cli(t, srv, port):

@@ -79,6 +79,15 @@ def start_server(args=(), tries=5):
     raise last
 
 
+def accepts(port):
+    """True if something accepts TCP connections on 127.0.0.1:port."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
 def _wait_port(port, srv, secs=10):
     deadline = time.time() + secs
     while time.time() < deadline and srv.alive():

@@ -31,7 +31,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
-from offload_env import Nicd, _procs  # noqa: E402
+from offload_env import Nicd, _procs, accepts  # noqa: E402
 
 MB = 1024 * 1024
 MAGIC = b"RDNMCSB1"
@@ -62,7 +62,7 @@ class Server:
         _procs.append(self.proc)
         end = time.time() + 15
         while time.time() < end and self.proc.poll() is None:
-            if _accepts(self.port) and _accepts(self.rdn_port):
+            if accepts(self.port) and accepts(self.rdn_port):
                 return True
             time.sleep(0.05)
         return False
@@ -87,14 +87,6 @@ class Server:
             self.end(signal.SIGKILL)
         os.unlink(self.logf.name)
 
-
-def _accepts(port):
-    import socket
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 # ---- keys and values -------------------------------------------------------
