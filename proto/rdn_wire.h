@@ -59,6 +59,7 @@ enum rdn_msg_type {
     RDN_MSG_REFRESH = 4,  /* client -> server: no payload */
     RDN_MSG_GEOMETRY = 5, /* server -> client: struct rdn_geometry */
     RDN_MSG_HITS = 6,     /* client -> server: rdn_hits_*() encoding */
+    RDN_MSG_RESUME = 7,   /* client -> server: struct rdn_resume */
 };
 
 struct rdn_msg_hdr {
@@ -115,11 +116,26 @@ struct rdn_reject {
     char msg[124];  /* NUL-terminated reason */
 };
 
+/*
+ * The first message of a new handshake connection from a client whose old
+ * one died with the server while its NIC path lived on (the restarted
+ * server re-attached its chain): the connection becomes that client's
+ * again (LRU reports, refreshes). Answered with GEOMETRY, or REJECT when
+ * the server has no such client. The response buffer's address and key,
+ * which only the client and the server know, prove who asks.
+ */
+struct rdn_resume {
+    uint64_t buf_addr; /* as in the client's hello */
+    uint32_t buf_rkey;
+    uint32_t client_id; /* as in the server's welcome */
+};
+
 _Static_assert(sizeof(struct rdn_msg_hdr) == 16, "rdn_msg_hdr is 16 B");
 _Static_assert(sizeof(struct rdn_hello) == 56, "rdn_hello is 56 B");
 _Static_assert(sizeof(struct rdn_geometry) == 64, "rdn_geometry is 64 B");
 _Static_assert(sizeof(struct rdn_welcome) == 112, "rdn_welcome is 112 B");
 _Static_assert(sizeof(struct rdn_reject) == 128, "rdn_reject is 128 B");
+_Static_assert(sizeof(struct rdn_resume) == 16, "rdn_resume is 16 B");
 
 /*
  * RDN_MSG_HITS payload: a 16-bit key count, then per key one length byte

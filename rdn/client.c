@@ -34,7 +34,8 @@ struct rdn_conn {
     char host[256];
     int rdn_port;
     int tcp_port;
-    int ctl; /* the handshake connection */
+    int ctl;               /* the handshake connection */
+    uint64_t ctl_check_ms; /* when ctl_retry() last looked at it */
     struct rdn_opts opts;
     struct rnic_device *dev;
     struct ofl_client nic;
@@ -43,6 +44,7 @@ struct rdn_conn {
     struct rdn_geometry geo;
     uint64_t geo_ms; /* when geo.server_time was current */
     uint32_t id;
+    struct rdn_hello hello; /* what we said (RESUME proves it) */
     memcached_st *mc;
     struct ofl_hits hits;
     uint64_t hit_fp[RDN_HITS_MAX];
@@ -120,11 +122,12 @@ static int geometry_ok(const struct rdn_geometry *g)
            g->item_size_max <= (1u << 30);
 }
 
-/* Asks for the current geometry (REFRESH). */
-static int refresh(struct rdn_conn *c)
+/* Sends msg on the handshake connection and takes the GEOMETRY answer. */
+static int ask_geometry(struct rdn_conn *c, uint16_t msg, const void *payload,
+                        uint32_t len)
 {
     struct rdn_geometry g;
-    int rc = ofl_wire_send(c->ctl, RDN_MSG_REFRESH, NULL, 0, 0);
+    int rc = ofl_wire_send(c->ctl, msg, payload, len, 0);
 
     if (rc == 0)
         rc = expect_msg(c, RDN_MSG_GEOMETRY, &g, sizeof(g));
@@ -135,6 +138,40 @@ static int refresh(struct rdn_conn *c)
     c->geo = g;
     c->geo_ms = mono_ms();
     return 0;
+}
+
+/*
+ * A new handshake connection for this client (RESUME): the server that
+ * the old one went to died, and the one that re-attached our chain takes
+ * the new one. Gives the current geometry too.
+ */
+static int ctl_resume(struct rdn_conn *c)
+{
+    struct rdn_resume r = {.buf_addr = c->hello.buf_addr,
+                           .buf_rkey = c->hello.buf_rkey,
+                           .client_id = c->id};
+    int fd = tcp_connect(c->host, c->rdn_port), rc;
+
+    if (fd < 0)
+        return fd;
+    if (c->ctl >= 0)
+        close(c->ctl);
+    c->ctl = fd;
+    rc = ask_geometry(c, RDN_MSG_RESUME, &r, sizeof(r));
+    if (rc == 0)
+        c->st.resumes++;
+    return rc;
+}
+
+/* Asks for the current geometry (REFRESH), over a resumed connection if
+ * the old one died with its server. */
+static int refresh(struct rdn_conn *c)
+{
+    int rc = ask_geometry(c, RDN_MSG_REFRESH, NULL, 0);
+
+    if (rc < 0 && c->nic_ok && ctl_resume(c) == 0)
+        rc = 0;
+    return rc;
 }
 
 /* Opens the NIC side sized for the server's items and says hello. */
@@ -153,6 +190,7 @@ static int hello(struct rdn_conn *c)
         rc = ofl_client_hello(&c->nic, &h);
     if (rc == 0)
         rc = ofl_wire_send(c->ctl, RDN_MSG_HELLO, &h, sizeof(h), 0);
+    c->hello = h;
     if (rc == 0)
         rc = expect_msg(c, RDN_MSG_WELCOME, &w, sizeof(w));
     if (rc == 0 && (!geometry_ok(&w.geo) || w.depth == 0 ||
@@ -216,6 +254,24 @@ static void nic_lost(struct rdn_conn *c)
 {
     c->nic_ok = false;
     c->nic_lost_ms = mono_ms();
+}
+
+/*
+ * The server never speaks first on the handshake connection: anything to
+ * read there is its end (the server died). While the NIC path works (a
+ * restarted server re-attached our chain), the connection is resumed, so
+ * LRU reports reach the server again. At most once per RDN_RECONNECT_MS.
+ */
+static void ctl_retry(struct rdn_conn *c)
+{
+    struct pollfd pfd = {.fd = c->ctl, .events = POLLIN};
+    uint64_t now = mono_ms();
+
+    if (!c->nic_ok || now - c->ctl_check_ms < RDN_RECONNECT_MS)
+        return;
+    c->ctl_check_ms = now;
+    if (c->ctl < 0 || poll(&pfd, 1, 0) != 0)
+        ctl_resume(c);
 }
 
 /* Retries a failed RDMA path, at most once per RDN_RECONNECT_MS. */
@@ -617,6 +673,7 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
     memset(out, 0, n * sizeof(*out));
     /* First: a reconnection sets the depth that b.fl is sized for. */
     nic_retry(c);
+    ctl_retry(c);
     b.jobs = calloc(n ? n : 1, sizeof(*b.jobs));
     b.retry = calloc(n ? n : 1, sizeof(*b.retry));
     b.fl = calloc(c->nic.depth ? c->nic.depth : 1, sizeof(*b.fl));

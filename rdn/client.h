@@ -80,6 +80,7 @@ struct rdn_client_stats {
     uint64_t refreshes;    /* geometry refreshes (stale generation) */
     uint64_t collisions;   /* another key's item came back */
     uint64_t reconnects;   /* RDMA paths rebuilt after a failure */
+    uint64_t resumes;      /* handshake connections taken up again */
 };
 
 void rdn_client_stats(const struct rdn_conn *c, struct rdn_client_stats *out);

@@ -2,8 +2,10 @@
  * rdn/offload_ctl.c - the control thread: the handshake listener and every
  * client's control connection (proto/rdn_wire.h). A HELLO creates the
  * client's pipeline and is answered with WELCOME; REFRESH is answered with
- * the current geometry; HITS feeds the cache's LRU. A closed connection,
- * a malformed message or a client the watch thread failed is torn down.
+ * the current geometry; HITS feeds the cache's LRU; RESUME hands a new
+ * connection to a client whose old one died with the previous server (its
+ * pipeline was re-attached). A closed connection, a malformed message or a
+ * client the watch thread failed is torn down.
  *
  * Sockets are nonblocking and messages are assembled per connection, so a
  * slow or hostile client never stalls the thread; replies that the socket
@@ -216,17 +218,61 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     return ofl_wire_send(c->fd, RDN_MSG_WELCOME, &w, sizeof(w), 1);
 }
 
-static int do_refresh(struct rdn_offload *o, struct ofl_conn *c)
+/* The current geometry, once no item a flush killed is left in the table. */
+static int send_geometry(struct rdn_offload *o, int fd)
 {
     struct rdn_geometry g;
 
+    o->ops.quiesce(o->ops.ctx);
+    ofl_geometry(o, &g);
+    return ofl_wire_send(fd, RDN_MSG_GEOMETRY, &g, sizeof(g), 1);
+}
+
+static int do_refresh(struct rdn_offload *o, struct ofl_conn *c)
+{
     if (c->state == OFL_CONN_READY) { /* not the one before the hello */
         atomic_fetch_add(&o->refreshes, 1);
         c->refreshes++;
     }
-    o->ops.quiesce(o->ops.ctx);
-    ofl_geometry(o, &g);
-    return ofl_wire_send(c->fd, RDN_MSG_GEOMETRY, &g, sizeof(g), 1);
+    return send_geometry(o, c->fd);
+}
+
+/*
+ * A client whose handshake connection died with the previous server (its
+ * pipeline was re-attached: READY, no socket) hands over this connection:
+ * the socket moves to that client and c, now empty, is dropped quietly.
+ */
+static int do_resume(struct rdn_offload *o, struct ofl_conn *c,
+                     const uint8_t *p, uint32_t len)
+{
+    struct ofl_conn *a;
+    struct rdn_resume r;
+
+    if (len != sizeof(r)) {
+        reject(c->fd, -EPROTO, "malformed resume");
+        return -EPROTO;
+    }
+    memcpy(&r, p, sizeof(r));
+    pthread_mutex_lock(&o->lock);
+    for (a = o->conns; a; a = a->next)
+        if (a->fd < 0 && a->state == OFL_CONN_READY && a->id == r.client_id &&
+            a->pipe.cfg.slot_addr == r.buf_addr &&
+            a->pipe.cfg.slot_rkey == r.buf_rkey)
+            break;
+    if (a) {
+        a->fd = c->fd;
+        c->fd = -1;
+        c->state = OFL_CONN_DEAD; /* freed without a word */
+        memcpy(a->peer, c->peer, sizeof(a->peer));
+    }
+    pthread_mutex_unlock(&o->lock);
+    if (!a) {
+        reject(c->fd, -ENOENT, "no such client");
+        return -ENOENT;
+    }
+    ofl_log(o, "client %u (%s) resumed", a->id, a->peer);
+    send_geometry(o, a->fd); /* a failed send shows as a's hang-up */
+    return -ECONNABORTED;
 }
 
 static void touch_key(void *ctx, const char *key, size_t nkey)
@@ -246,6 +292,8 @@ static int dispatch(struct rdn_offload *o, struct ofl_conn *c,
      * response slots for the server's item size). */
     if (c->state == OFL_CONN_HELLO && h->type == RDN_MSG_HELLO)
         return do_hello(o, c, p, h->len);
+    if (c->state == OFL_CONN_HELLO && h->type == RDN_MSG_RESUME)
+        return do_resume(o, c, p, h->len); /* c is done either way */
     if (c->state == OFL_CONN_HELLO && h->type != RDN_MSG_REFRESH)
         return -EPROTO;
     switch (h->type) {

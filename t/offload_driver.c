@@ -143,14 +143,16 @@ static int serve(void)
 
             rdn_client_stats(c, &s);
             printf("nic_hits %llu nic_misses %llu tcp_gets %llu torn %llu "
-                   "refreshes %llu collisions %llu reconnects %llu id %u\n",
+                   "refreshes %llu collisions %llu reconnects %llu "
+                   "resumes %llu id %u\n",
                    (unsigned long long)s.nic_hits,
                    (unsigned long long)s.nic_misses,
                    (unsigned long long)s.tcp_gets,
                    (unsigned long long)s.torn_retries,
                    (unsigned long long)s.refreshes,
                    (unsigned long long)s.collisions,
-                   (unsigned long long)s.reconnects, rdn_client_id(c));
+                   (unsigned long long)s.reconnects,
+                   (unsigned long long)s.resumes, rdn_client_id(c));
         } else if (strncmp(line, "quit", 4) == 0) {
             break;
         } else {

@@ -376,6 +376,22 @@ def server_crash(t):
                       d.get1(keys[0])[4] == b"v2", 5)
     t.check("crash: the NIC serves the new SET through the old chains", back)
     t.eq("crash: the RDMA path never broke", d.stats()["reconnects"], 0)
+
+    # Its handshake connection died with the server: the client hands a new
+    # one to the same re-attached client (RESUME), and its LRU reports
+    # reach the restarted server again.
+    def touches():
+        c = mctest.Client(Srv)
+        st = c.stats(b"rdn")
+        c.close()
+        return sum(int(v) for k, v in st.items() if k.endswith(":lru_touches"))
+
+    resumed = wait_until(lambda: d.get1(keys[2])[0] == 0 and
+                         d.stats()["resumes"] >= 1, 5)
+    t.check("crash: the client resumed its handshake connection", resumed)
+    t.check("crash: its LRU reports reach the new server",
+            wait_until(lambda: d.get1(keys[2])[0] == 0 and touches() > 0, 5))
+    t.eq("crash: still no RDMA reconnection", d.stats()["reconnects"], 0)
     d.close()
     p.terminate()
     p.wait(10)

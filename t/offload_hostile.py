@@ -22,8 +22,8 @@ import mctest  # noqa: E402
 from offload_env import Driver, Nicd, run_driver, start_server  # noqa
 
 MAGIC = 0x314E4452
-HELLO, WELCOME, REJECT, REFRESH, GEOMETRY, HITS = 1, 2, 3, 4, 5, 6
-EPROTO, EMSGSIZE, EUSERS, EPROTONOSUPPORT = 71, 90, 87, 93
+HELLO, WELCOME, REJECT, REFRESH, GEOMETRY, HITS, RESUME = 1, 2, 3, 4, 5, 6, 7
+ENOENT, EPROTO, EMSGSIZE, EUSERS, EPROTONOSUPPORT = 2, 71, 90, 87, 93
 KEYS = [b"good-%d" % i for i in range(16)]
 
 
@@ -166,6 +166,18 @@ def test_handshake(t, srv, port, good):
     s = ctl(port)
     s.sendall(struct.pack("<IHHII", MAGIC, 1, HELLO, 1 << 30, 0))
     t.check("huge length: closed", closed(s))
+    s.close()
+    # Taking over a client: the live ones have their connection, and a
+    # guessed id without the client's buffer key names nobody.
+    for cid in range(1, 9):
+        s = ctl(port)
+        s.sendall(msg(RESUME, struct.pack("<QII", 0x10000, 1, cid)))
+        t.eq("RESUME of client %d: rejected" % cid, rejected(read_reply(s)),
+             ENOENT)
+        s.close()
+    s = ctl(port)
+    s.sendall(msg(RESUME, b"short"))
+    t.eq("short RESUME: rejected", rejected(read_reply(s)), EPROTO)
     s.close()
     still_fine(t, srv, good, "handshake garbage")
 
