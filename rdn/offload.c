@@ -62,7 +62,7 @@ static bool cfg_ok(const struct rdn_offload_cfg *c)
 {
     return c->listen_addr && strlen(c->listen_addr) < 64 &&
            c->max_clients > 0 && c->max_clients <= 4096 && pow2(c->iters) &&
-           c->iters >= 4 && c->iters <= 4096 && pow2(c->max_depth) &&
+           c->iters >= 4 && c->iters <= OFL_MAX_ITERS && pow2(c->max_depth) &&
            c->max_depth <= c->iters / 2 && c->item_size_max >= 1024 &&
            c->item_size_max <= (1u << 30) &&
            c->table_reserve >= OFL_TABLE_ALIGN && c->port >= 0 &&
@@ -75,6 +75,7 @@ static void publish_gen(struct rdn_offload *o)
     __atomic_store_n((uint64_t *)o->gen.ptr,
                      rdn_gen_word(o->table_gen, o->inval), __ATOMIC_SEQ_CST);
     ofl_ps(o)->inval = o->inval;
+    ofl_ps(o)->table_gen = o->table_gen;
 }
 
 int rdn_offload_open(const struct rdn_offload_cfg *cfg,
@@ -106,7 +107,10 @@ int rdn_offload_open(const struct rdn_offload_cfg *cfg,
         rdn_offload_close(o);
         return rc;
     }
-    publish_gen(o);
+    /* A re-attached word stays as the chains write it (clients compare
+     * with it) until the cache reports its table again. */
+    if (!o->reattached)
+        publish_gen(o);
     *out = o;
     return 0;
 }

@@ -56,11 +56,11 @@ struct rdn_offload_cfg {
     const char *listen_addr; /* IPv4 address for the handshake port */
     int port;                /* handshake port; 0: any free one */
     unsigned max_clients;    /* connected clients at most */
-    uint32_t iters;          /* GET iterations kept armed per client */
-    uint32_t max_depth;      /* response slots a client may have */
-    size_t item_size_max;    /* largest value the cache stores */
-    size_t table_reserve;    /* NIC bytes for all tables, ever */
-    int verbose;             /* log clients coming and going to stderr */
+    uint32_t iters;       /* units of each client's recycled chain (<= 512) */
+    uint32_t max_depth;   /* response slots a client may have */
+    size_t item_size_max; /* largest value the cache stores */
+    size_t table_reserve; /* NIC bytes for all tables, ever */
+    int verbose;          /* log clients coming and going to stderr */
     /*
      * Persistence (see below): the rdn-nicd domain the NIC resources live
      * in (NULL: none), the bytes of persistent metadata the cache keeps

@@ -315,7 +315,7 @@ static int build_lap(struct ofl_pipe *p)
 
 static bool cfg_ok(const struct ofl_pipe_cfg *c)
 {
-    return c && c->iters >= 2 && c->iters <= OFL_ITER_MOD &&
+    return c && c->iters >= 2 && c->iters <= OFL_MAX_ITERS &&
            !(c->iters & (c->iters - 1)) && c->depth >= 1 &&
            c->depth <= c->iters && !(c->depth & (c->depth - 1)) &&
            c->table_mr && c->gen.ptr && c->gen.len == 8 && c->done_cq &&
@@ -534,7 +534,7 @@ int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix)
     struct ofl_names n;
     int rc = pipe_names(prefix, &n);
 
-    if (rc < 0 || !p || !p->started)
+    if (rc < 0 || !p || !p->w.qp)
         return -EINVAL;
     rc = chain_buf_persist(&p->ctr, n.ctr);
     if (rc == 0)
@@ -566,6 +566,22 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
     }
     p->started = true;
     return 0;
+}
+
+void ofl_pipe_release(struct rnic_device *dev, const char *prefix,
+                      uint32_t iters, struct chain_cq *done_cq)
+{
+    struct ofl_names n;
+    struct ofl_pipe p;
+
+    if (!dev || pipe_names(prefix, &n) < 0)
+        return;
+    memset(&p, 0, sizeof(p));
+    chain_buf_attach(dev, n.ctr, &p.ctr);
+    chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p.w);
+    if (done_cq && done_cq->cq)
+        chain_q_attach(dev, n.r, OFL_RESP_FLAGS, iters, done_cq, NULL, &p.resp);
+    ofl_pipe_close(&p);
 }
 
 void ofl_pipe_close(struct ofl_pipe *p)

@@ -64,9 +64,12 @@
 #define OFL_RESP_WQES (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
 #define OFL_W_UNIT    64                     /* WQEBBs of a worker unit */
 #define OFL_RESP_UNIT 16                     /* WQEBBs of a response unit */
+/* Units per lap at most: the worker's ring is the larger one, and 32768
+ * WQEBBs is ConnectX-5's and softnic's limit. */
+#define OFL_MAX_ITERS (32768 / OFL_W_UNIT)
 
 struct ofl_pipe_cfg {
-    uint32_t iters;     /* units per lap, a power of two, <= 4096 */
+    uint32_t iters;     /* units per lap, a power of two, <= OFL_MAX_ITERS */
     uint32_t depth;     /* client response slots, a power of two */
     uint64_t slot_addr; /* client response buffer */
     uint32_t slot_size;
@@ -112,7 +115,7 @@ static inline uint64_t ofl_pipe_inflight(const struct ofl_pipe *p)
     return p->received - p->done;
 }
 /*
- * Persistence: marks every object of a started pipeline persistent under
+ * Persistence: marks every object of an open pipeline persistent under
  * prefix (1..40 chars), so it keeps serving while no process owns it;
  * ofl_pipe_attach() takes such a pipeline over in a new process (cfg as
  * when it was opened; cfg.done_cq attached by the caller). 0 or -errno.
@@ -120,6 +123,12 @@ static inline uint64_t ofl_pipe_inflight(const struct ofl_pipe *p)
 int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix);
 int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                     const char *prefix, struct ofl_pipe *p);
+/*
+ * Frees whatever parts of the persistent pipeline called prefix exist
+ * (iters as it was opened with; done_cq attached, or zeroed if it is gone).
+ */
+void ofl_pipe_release(struct rnic_device *dev, const char *prefix,
+                      uint32_t iters, struct chain_cq *done_cq);
 void ofl_pipe_close(struct ofl_pipe *p);
 
 #endif /* RDN_OFFLOAD_CHAIN_H */

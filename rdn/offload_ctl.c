@@ -163,6 +163,8 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
     rc = ofl_pipe_addr(&c->pipe, mine);
     if (rc == 0)
         rc = ofl_pipe_connect(&c->pipe, &peer);
+    if (rc == 0)
+        rc = ofl_client_persist(o, c);
     if (rc < 0) {
         ofl_pipe_close(&c->pipe);
         return rc;
@@ -173,7 +175,7 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
     atomic_fetch_add(&o->active, 1);
     rc = ofl_pipe_start(&c->pipe);
     if (rc == 0)
-        rc = ofl_client_persist(o, c, &pc);
+        rc = ofl_client_record(o, &pc);
     if (rc < 0)
         ofl_conn_stop(o, c);
     c->stuck_since_ms = ofl_now_ms();

@@ -5,8 +5,12 @@
  * (offload_watch.c: completions, failures, reclaim epochs).
  *
  * Locks:
- *   o->lock      the client list, every pipeline (rings, CQs, counters),
- *                the done CQ, the master queue, the epoch snapshots.
+ *   o->lock      the client list, the pipelines of READY clients (their
+ *                CQs, counters), polling the done CQ, the master queue,
+ *                the epoch snapshots, the state's client list. A client
+ *                not READY yet is the control thread's alone: it builds
+ *                its pipeline without the lock (the only other user of
+ *                the done CQ's expected count, which building bumps).
  *   o->geo_lock  the table geometry and the generation word's parts. It is
  *                taken by rdn_offload_set_table() under the cache's table
  *                lock, so nothing is called while holding it.
@@ -75,7 +79,7 @@ struct ofl_pstate {
     uint32_t iters, max_clients;
     uint32_t inval, next_id;
     uint64_t tregion_used;
-    uint32_t narenas, pad;
+    uint32_t narenas, table_gen; /* table_gen: the generation word's half */
     struct ofl_pclient client[];
 };
 
@@ -161,9 +165,13 @@ void ofl_pipe_cfg_of(struct rdn_offload *o, const struct ofl_pclient *pc,
 /* Item arenas: a re-attached one, or a fresh one (persistent if we are). */
 int ofl_arena_get(struct rdn_offload *o, size_t len, size_t total,
                   struct ofl_arena *a);
-/* A client's pipeline started / is about to go (lock). */
-int ofl_client_persist(struct rdn_offload *o, struct ofl_conn *c,
-                       const struct ofl_pclient *pc);
+/*
+ * A client's pipeline in the domain: persist its objects (built, before it
+ * counts: no lock), record it in the state once it runs, and forget it
+ * before it is destroyed (both under o->lock).
+ */
+int ofl_client_persist(struct rdn_offload *o, struct ofl_conn *c);
+int ofl_client_record(struct rdn_offload *o, const struct ofl_pclient *pc);
 void ofl_client_forget(struct rdn_offload *o, struct ofl_conn *c);
 
 /* offload_watch.c */

@@ -30,7 +30,7 @@
 
 #include "rdn/offload_int.h"
 
-#define OFL_PSTATE_MAGIC UINT64_C(0x32304c464f4e4452) /* "RDNOFL02" */
+#define OFL_PSTATE_MAGIC UINT64_C(0x33304c464f4e4452) /* "RDNOFL03" */
 #define OFL_MASTER_WQEBB 64
 #define OFL_DONE_DEPTH   (1u << 16)
 
@@ -211,31 +211,71 @@ static void resume_state(struct rdn_offload *o)
 
     atomic_store(&o->tregion_used, (size_t)ps->tregion_used);
     o->inval = ps->inval;
+    o->table_gen = ps->table_gen;
     o->next_id = ps->next_id;
 }
 
-/*
- * Releases every object a previous process left in the domain (its state
- * is attached): arenas, pipelines, then the rest.
- */
-static void release_previous(struct rdn_offload *o)
+/* Attaches and frees the buffer called name, if the domain holds one. */
+static void release_buf(struct rdn_offload *o, const char *name)
 {
-    struct ofl_pstate *ps = ofl_ps(o);
+    struct chain_buf b;
 
-    for (uint32_t i = 0; i < ps->narenas; i++) {
-        struct chain_buf b;
-        char name[32];
+    if (chain_buf_attach(o->dev, name, &b) == 0)
+        chain_buf_close(&b);
+}
 
-        arena_name(i, name, sizeof(name));
-        if (chain_buf_attach(o->dev, name, &b) == 0)
-            chain_buf_close(&b);
+/*
+ * Releases what a previous process left in the domain, by name, whatever
+ * its state says or whether it can be read: the pipeline of every client
+ * id given so far, the arenas, the fixed objects (absent ones are
+ * skipped). Returns the next client id: ids, and with them names, are
+ * never reused in a domain.
+ */
+static uint32_t release_previous(struct rdn_offload *o)
+{
+    const struct ofl_pstate *ps = ofl_ps(o);
+    bool readable =
+        o->state.len >= sizeof(*ps) && ps->magic == OFL_PSTATE_MAGIC;
+    uint32_t next_id = readable ? ps->next_id : 0;
+    uint32_t iters = readable ? ps->iters : o->cfg.iters;
+    unsigned narenas = readable ? ps->narenas : 1;
+    static const char *const fixed[] = {"ofl.table", "ofl.gen", "ofl.meta",
+                                        "ofl.state"};
+    char name[32];
+
+    if (!o->done.cq)
+        chain_cq_attach(o->dev, "ofl.done", &o->done);
+    for (uint32_t id = 1; id <= next_id; id++) {
+        client_prefix(id, name, sizeof(name));
+        ofl_pipe_release(o->dev, name, iters, &o->done);
     }
-    if (o->state.len == state_len(o) && ps->magic == OFL_PSTATE_MAGIC) {
-        adopt_clients(o);
-        while (o->conns)
-            ofl_conn_free(o, o->conns);
+    for (unsigned i = 0; i < narenas; i++) {
+        arena_name(i, name, sizeof(name));
+        release_buf(o, name);
     }
     close_objects(o);
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        release_buf(o, fixed[i]);
+    return next_id;
+}
+
+/*
+ * Catches the re-attached clients' counts up with their CQs before the
+ * watch thread counts: what the dead server left unpolled (perhaps more
+ * GETs than the 16-bit WQE counters tell apart) is taken as done.
+ */
+static void sync_adopted(struct rdn_offload *o)
+{
+    struct rnic_wc wc[64];
+
+    for (struct ofl_conn *c = o->conns; c; c = c->next)
+        ofl_pipe_poll_recv(&c->pipe);
+    while (rnic_poll_cq(o->done.cq, 64, wc) > 0)
+        ;
+    for (struct ofl_conn *c = o->conns; c; c = c->next) {
+        c->pipe.done = c->pipe.received;
+        c->last_done = c->pipe.done;
+    }
 }
 
 /* Opens the device, in cfg.domain when there is one and it can persist. */
@@ -268,34 +308,43 @@ int ofl_nic_open(struct rdn_offload *o, const char *device)
 {
     struct chain_q_attr ma = {.sq_wqebb = OFL_MASTER_WQEBB,
                               .flags = RNIC_QP_CROSS_CHANNEL};
-    const char *why;
+    uint32_t next_id = 0;
+    const char *why = NULL;
     int rc = open_device(o, device);
 
     if (rc == 0 && o->persistent) {
         rc = attach_objects(o);
         why = rc < 0 ? chain_errmsg() : rc == 1 ? state_mismatch(o) : NULL;
-        if (why) {
-            fprintf(stderr, "rdn: NIC state of domain %s discarded: %s\n",
-                    o->cfg.domain, why);
-            release_previous(o);
-            rc = 0;
-        } else if (rc == 1) {
+        if (rc == 1 && !why) {
             o->reattached = true;
             resume_state(o);
-            rc = 0;
+        } else {
+            if (why)
+                fprintf(stderr, "rdn: NIC state of domain %s discarded: %s\n",
+                        o->cfg.domain, why);
+            next_id = release_previous(o);
         }
+        rc = 0;
     }
     if (rc == 0 && !o->reattached) {
         rc = fresh_objects(o);
-        if (rc == 0 && o->persistent)
-            rc = persist_objects(o);
+        o->next_id = ofl_ps(o)->next_id = next_id;
+    }
+    if (rc == 0 && o->persistent && !o->reattached && persist_objects(o) < 0) {
+        fprintf(stderr,
+                "rdn: cannot keep the NIC state in domain %s (%s): a crash "
+                "will lose it\n",
+                o->cfg.domain, chain_errmsg());
+        o->persistent = false;
     }
     if (rc == 0)
         rc = chain_q_open(o->dev, &ma, &o->master);
     if (rc == 0)
         rc = chain_q_connect(&o->master, &o->master);
-    if (rc == 0 && o->reattached)
+    if (rc == 0 && o->reattached) {
         adopt_clients(o);
+        sync_adopted(o);
+    }
     return rc;
 }
 
@@ -363,10 +412,11 @@ int rdn_offload_discard(struct rdn_offload *o)
 {
     if (!o || !o->dev)
         return -EINVAL;
+    /* The pipelines stop and the word changes before the items go. */
+    forget_previous(o);
     pthread_mutex_lock(&o->arena_lock);
     zero_arenas(o);
     pthread_mutex_unlock(&o->arena_lock);
-    forget_previous(o);
     return 0;
 }
 
@@ -402,8 +452,8 @@ int ofl_arena_get(struct rdn_offload *o, size_t len, size_t total,
                     "(%s): discarding the previous state\n",
                     o->narenas, o->cfg.domain,
                     rc < 0 ? strerror(-rc) : "its size differs");
-            zero_arenas(o);
             forget_previous(o);
+            zero_arenas(o);
         }
     }
     rc = chain_buf_open(o->dev, total, 0, &a->buf);
@@ -417,23 +467,28 @@ int ofl_arena_get(struct rdn_offload *o, size_t len, size_t total,
     return 0;
 }
 
-int ofl_client_persist(struct rdn_offload *o, struct ofl_conn *c,
-                       const struct ofl_pclient *pc)
+int ofl_client_persist(struct rdn_offload *o, struct ofl_conn *c)
 {
-    struct ofl_pstate *ps = ofl_ps(o);
     char prefix[32];
-    int rc;
 
     if (!o->persistent)
         return 0;
     client_prefix(c->id, prefix, sizeof(prefix));
-    rc = ofl_pipe_persist(&c->pipe, prefix);
-    for (uint32_t i = 0; rc == 0 && i < o->cfg.max_clients; i++)
+    return ofl_pipe_persist(&c->pipe, prefix);
+}
+
+int ofl_client_record(struct rdn_offload *o, const struct ofl_pclient *pc)
+{
+    struct ofl_pstate *ps = ofl_ps(o);
+
+    if (!o->persistent)
+        return 0;
+    for (uint32_t i = 0; i < o->cfg.max_clients; i++)
         if (!ps->client[i].id) {
             ps->client[i] = *pc;
             return 0;
         }
-    return rc < 0 ? rc : -ENOSPC;
+    return -ENOSPC;
 }
 
 void ofl_client_forget(struct rdn_offload *o, struct ofl_conn *c)

@@ -307,14 +307,17 @@ def test_server_restart(t, srv, port):
     by itself. Killed (SIGKILL): the NIC goes on answering every GET while
     no server runs, and the restarted server takes the chains over."""
     server_restart(t, signal.SIGTERM)
-    server_crash(t)
+    server_crash(t, 64)
+    # A table that grew (its generation word moved) before the crash.
+    server_crash(t, 20000, ["-o", "hashpower=12"])
+    restart_other_settings(t)
 
 
-def run_server(tcp_port, rdn_port):
+def run_server(tcp_port, rdn_port, args=()):
     """memcached on those ports (tracked for cleanup), or None."""
     import subprocess
     from offload_env import _procs
-    cmd = [mctest.SERVER] + mctest.root_args() + [
+    cmd = [mctest.SERVER] + mctest.root_args() + list(args) + [
         "-p", str(tcp_port), "--rdn-port", str(rdn_port)]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
@@ -323,7 +326,7 @@ def run_server(tcp_port, rdn_port):
     return p if ok else None
 
 
-def server_crash(t):
+def server_crash(t, nkeys, args=()):
     """kill -9 under offloaded GET load: not one GET fails or misses while
     the server is dead or restarting, every answer comes from the NIC, and
     the restarted server's SETs reach the same chains."""
@@ -332,13 +335,16 @@ def server_crash(t):
     class Srv:  # what Driver and mctest.Client need of a server
         port = tcp_port
 
-    p = run_server(tcp_port, rdn_port)
+    p = run_server(tcp_port, rdn_port, args)
     if not t.check("crash: server started", p is not None):
         return
-    keys = [b"crash-%d" % i for i in range(64)]
+    keys = [b"crash-%d" % i for i in range(nkeys)]
     c = mctest.Client(Srv)
-    for k in keys:
-        c.set(k, b"v1-" + k)
+    c.send(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" % (k, len(k) + 3,
+                                                           b"v1-" + k)
+                    for k in keys))
+    t.eq("crash: %d keys stored" % nkeys, c.get(keys[-1]),
+         (0, b"v1-" + keys[-1]))
     c.close()
     d = Driver(Srv, rdn_port)
     bad = []
@@ -360,7 +366,7 @@ def server_crash(t):
     t.check("crash: %d rounds of GETs while the server is dead, none "
             "failed, all from the NIC" % rounds, rounds > 0 and not bad,
             repr(bad[:3]))
-    p = run_server(tcp_port, rdn_port)
+    p = run_server(tcp_port, rdn_port, args)
     if not t.check("crash: server restarted on the same ports",
                    p is not None):
         d.close()
@@ -392,9 +398,58 @@ def server_crash(t):
     t.check("crash: its LRU reports reach the new server",
             wait_until(lambda: d.get1(keys[2])[0] == 0 and touches() > 0, 5))
     t.eq("crash: still no RDMA reconnection", d.stats()["reconnects"], 0)
+    t.eq("crash: nor a refresh", d.stats()["refreshes"], 0)
+    # The restarted server counts the adopted chain's GETs from its CQs,
+    # after thousands answered while it was dead: ten more are ten more.
+    def counts():
+        c = mctest.Client(Srv)
+        st = c.stats(b"rdn")
+        c.close()
+        return [(int(v), int(st[k[:-5] + ":inflight"])) for k, v in
+                st.items() if k.endswith(":gets")]
+
+    before = counts()
+    for _ in range(10):
+        d.get1(keys[3])
+    time.sleep(0.1)  # the watch thread wakes on completions
+    after = counts()
+    t.check("crash: the adopted client's counts move by what it asks",
+            len(before) == len(after) == 1 and
+            after[0][0] - before[0][0] == 10 and after[0][1] == 0,
+            repr((before, after)))
     d.close()
     p.terminate()
     p.wait(10)
+
+
+def restart_other_settings(t):
+    """A server killed, then started with other --rdn-clients: the kept
+    state does not fit, it is released, and the server starts empty."""
+    tcp_port, rdn_port = mctest.free_port(), mctest.free_port()
+
+    class Srv:
+        port = tcp_port
+
+    p = run_server(tcp_port, rdn_port, ["--rdn-clients", "8"])
+    if not t.check("other settings: server started", p is not None):
+        return
+    c = mctest.Client(Srv)
+    c.set(b"kept", b"v")
+    c.close()
+    d = Driver(Srv, rdn_port)  # a client, so pipelines are in the domain
+    t.eq("other settings: NIC hit", d.get1(b"kept")[:2], (0, "nic"))
+    p.kill()
+    p.wait(10)
+    p = run_server(tcp_port, rdn_port, ["--rdn-clients", "16"])
+    if t.check("other settings: the server starts anyway", p is not None):
+        c = mctest.Client(Srv)
+        t.eq("other settings: it starts empty", c.get(b"kept"), None)
+        t.eq("other settings: and works", c.set(b"kept", b"w"),
+             b"STORED\r\n")
+        c.close()
+        p.terminate()
+        p.wait(10)
+    d.close()
 
 
 def server_restart(t, sig):
