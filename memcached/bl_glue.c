@@ -85,3 +85,11 @@ int bl_glue_start(void)
                 bl.port, strerror(-rc));
     return rc;
 }
+
+void bl_glue_stop(void)
+{
+    if (!bl.srv)
+        return;
+    bl_srv_close(bl.srv);
+    bl.srv = NULL;
+}

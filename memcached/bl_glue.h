@@ -26,5 +26,8 @@ int bl_glue_init(struct rnic_device *dev);
 void bl_glue_expose(void *addr, size_t len);
 /* Listens. 0 or -errno. */
 int bl_glue_start(void);
+/* Stops the baselines' threads and frees their NIC objects (before the
+ * offload closes the device, and before the storage stops). */
+void bl_glue_stop(void);
 
 #endif /* MEMCACHED_BL_GLUE_H */

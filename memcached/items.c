@@ -89,9 +89,37 @@ uint32_t items_realtime(int64_t exptime)
     return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
 }
 
+/*
+ * CAS ids are handed out below a reserved mark that a hook records (the
+ * superblock, so a restarted server never hands out an id again); the
+ * mark moves CAS_BLOCK ids at a time, so the hook runs rarely.
+ * cas_reserve_lock serialises moving it.
+ */
+#define CAS_BLOCK (UINT64_C(1) << 20)
+static uint64_t cas_reserved = UINT64_MAX; /* no hook: no mark */
+static items_cas_fn cas_fn;
+static void *cas_ctx;
+static pthread_mutex_t cas_reserve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void cas_reserve(uint64_t id)
+{
+    pthread_mutex_lock(&cas_reserve_lock);
+    while (id >= __atomic_load_n(&cas_reserved, __ATOMIC_RELAXED)) {
+        uint64_t mark = cas_reserved + CAS_BLOCK;
+
+        cas_fn(cas_ctx, mark);
+        __atomic_store_n(&cas_reserved, mark, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&cas_reserve_lock);
+}
+
 static uint64_t next_cas(void)
 {
-    return __atomic_add_fetch(&next_cas_id, 1, __ATOMIC_RELAXED);
+    uint64_t id = __atomic_add_fetch(&next_cas_id, 1, __ATOMIC_RELAXED);
+
+    if (id >= __atomic_load_n(&cas_reserved, __ATOMIC_RELAXED))
+        cas_reserve(id);
+    return id;
 }
 
 pthread_mutex_t *item_lock_for(uint32_t lock32)
@@ -254,10 +282,7 @@ bool item_is_dead_by(struct item *it, uint32_t now,
 
 bool item_is_dead(struct item *it, uint32_t now)
 {
-    struct items_flush_cut cut = {
-        __atomic_load_n(&oldest_live, __ATOMIC_RELAXED),
-        __atomic_load_n(&oldest_cas, __ATOMIC_RELAXED),
-    };
+    struct items_flush_cut cut = items_flush_current();
 
     return item_is_dead_by(it, now, &cut);
 }
@@ -1034,6 +1059,16 @@ void items_flush_restore(const struct items_flush_cut *cut)
     __atomic_store_n(&oldest_cas, cut->oldest_cas, __ATOMIC_RELAXED);
 }
 
+struct items_flush_cut items_flush_current(void)
+{
+    struct items_flush_cut cut = {
+        __atomic_load_n(&oldest_live, __ATOMIC_RELAXED),
+        __atomic_load_n(&oldest_cas, __ATOMIC_RELAXED),
+    };
+
+    return cut;
+}
+
 /* ---- statistics ---- */
 
 /* Sums the per-class LRU counters for "stats" (each LRU lock in turn). */
@@ -1185,6 +1220,15 @@ void item_adopt(struct item *it, unsigned clsid)
     it->clsid = (uint8_t)clsid;
     it->atime = now;
     lru_link(l, it, now);
+}
+
+void items_set_cas_hook(items_cas_fn fn, void *ctx, uint64_t mark)
+{
+    pthread_mutex_lock(&cas_reserve_lock);
+    cas_fn = fn;
+    cas_ctx = ctx;
+    __atomic_store_n(&cas_reserved, fn ? mark : UINT64_MAX, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&cas_reserve_lock);
 }
 
 void items_cas_floor(uint64_t last)

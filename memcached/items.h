@@ -278,6 +278,8 @@ bool item_is_dead_by(struct item *it, uint32_t now,
 typedef void (*items_flush_fn)(void *ctx, const struct items_flush_cut *cut);
 void items_set_flush_hook(items_flush_fn fn, void *ctx);
 void items_flush_restore(const struct items_flush_cut *cut);
+/* The cut-off in force (or pending, for a delayed flush_all). */
+struct items_flush_cut items_flush_current(void);
 
 /*
  * Re-attach (memcached/persist.h), before clients are served: item_adopt()
@@ -289,6 +291,14 @@ void items_flush_restore(const struct items_flush_cut *cut);
  */
 void item_adopt(struct item *it, unsigned clsid);
 void items_cas_floor(uint64_t last);
+/*
+ * fn(ctx, mark) is called before any CAS id >= the current mark is handed
+ * out, with a new mark above it; the caller records it so that a later
+ * process starts above it (items_cas_floor()). mark: the first one, ids
+ * below it need no call. fn NULL: no marks.
+ */
+typedef void (*items_cas_fn)(void *ctx, uint64_t mark);
+void items_set_cas_hook(items_cas_fn fn, void *ctx, uint64_t mark);
 
 /* Totals over every class for "stats". */
 struct items_totals {

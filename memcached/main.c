@@ -560,9 +560,10 @@ int main(int argc, char **argv)
     event_base_loop(main_base, 0);
 
     threads_stop();
+    rdn_glue_stop();
     items_stop();
     assoc_stop();
-    rdn_glue_stop();
+    rdn_glue_close();
 
     if (settings.daemonize && settings.pid_file)
         unlink(settings.pid_file);

@@ -190,6 +190,14 @@ static void table_switched(void *ctx, const struct assoc_info *info)
         persist.on_switch(persist.ctx, info);
 }
 
+/* The CAS hook (items' reserve lock held): the mark before the ids. */
+static void cas_marked(void *ctx, uint64_t mark)
+{
+    struct persist_sb *sb = ctx;
+
+    __atomic_store_n(&sb->cas_mark, mark, __ATOMIC_RELEASE);
+}
+
 /* The slab page hook (page lock held): the class before the count. */
 static void page_given(void *ctx, size_t page, unsigned clsid)
 {
@@ -249,6 +257,7 @@ static void go_live(const struct persist_env *env)
     if (persist.sb != NULL) {
         slabs_set_page_hook(page_given, persist.sb);
         items_set_flush_hook(flush_noted, persist.sb);
+        items_set_cas_hook(cas_marked, persist.sb, persist.sb->cas_mark);
     }
     assoc_set_switch_hook(table_switched, NULL);
     assoc_report_geometry();

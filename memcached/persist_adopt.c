@@ -346,7 +346,11 @@ static int apply(struct walk *wk, const struct persist_table *t,
     items_flush_restore(&wk->cut);
     for (size_t i = 0; i < wk->nlive; i++)
         item_adopt(wk->live[i], wk->live[i]->clsid);
+    /* Above every id a previous process handed out: the items left, the
+     * flush cut-off (a lower id would be flushed at birth), the mark. */
     items_cas_floor(wk->max_stamp);
+    items_cas_floor(wk->cut.oldest_cas);
+    items_cas_floor(wk->sb->cas_mark);
     res->items = wk->nlive;
     res->dropped = wk->anomalies;
     res->adopted = true;

@@ -18,7 +18,9 @@
  *   208  flush_seq: flush[flush_seq & 1] is the current record
  *   216  flush[2]: flush_all's cut-off: oldest_live, oldest_cas, sum (of
  *        the first 16 bytes); 24 bytes each
- *   264  page_class[max_pages]: slab class of each page handed out
+ *   264  cas_mark: no CAS id at or above it was handed out (items.h's
+ *        CAS hook moves it ahead of the ids, a block at a time)
+ *   272  page_class[max_pages]: slab class of each page handed out
  */
 #ifndef MEMCACHED_PERSIST_INT_H
 #define MEMCACHED_PERSIST_INT_H
@@ -30,7 +32,7 @@
 #include "memcached/persist.h"
 
 #define PERSIST_MAGIC   UINT64_C(0x314253434d4e4452) /* "RDNMCSB1" */
-#define PERSIST_VERSION 1
+#define PERSIST_VERSION 2
 
 /* Everything the memory's meaning depends on. */
 struct persist_geo {
@@ -74,11 +76,12 @@ struct persist_sb {
     struct persist_table table[2];
     uint64_t flush_seq;
     struct persist_flush flush[2];
+    uint64_t cas_mark;
     uint8_t page_class[];
 };
 
 _Static_assert(sizeof(struct persist_geo) == 72, "geo layout");
-_Static_assert(sizeof(struct persist_sb) == 264, "superblock layout");
+_Static_assert(sizeof(struct persist_sb) == 272, "superblock layout");
 
 /*
  * Adopts the table and items sb describes (its header already checked

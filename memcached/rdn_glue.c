@@ -350,6 +350,10 @@ int rdn_glue_start(void)
     /* The table was reported by the storage's switch hook already. */
     assoc_set_lkey(rdn_offload_arena_lkey(glue.off));
     slabs_set_horizon(horizon, glue.off);
+    /* A delayed flush_all the previous server was waiting for (adopted
+     * storage): the NIC's clients must stop trusting the table then. */
+    if (items_flush_current().oldest_live > items_now())
+        rdn_glue_flush(items_flush_current().oldest_live);
     rc = -pthread_create(&glue.expiry, NULL, expiry_main, NULL);
     if (rc == 0) {
         glue.expiry_started = true;
@@ -366,6 +370,7 @@ void rdn_glue_stop(void)
 {
     if (!glue.off)
         return;
+    bl_glue_stop();
     if (glue.expiry_started) {
         pthread_mutex_lock(&glue.lock);
         glue.expiry_stop = true;
@@ -374,6 +379,13 @@ void rdn_glue_stop(void)
         pthread_join(glue.expiry, NULL);
         glue.expiry_started = false;
     }
+    rdn_offload_stop(glue.off);
+}
+
+void rdn_glue_close(void)
+{
+    if (!glue.off)
+        return;
     slabs_set_horizon(NULL, NULL);
     rdn_offload_close(glue.off);
     glue.off = NULL;

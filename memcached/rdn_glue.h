@@ -8,8 +8,10 @@
  *
  * main.c's order: rdn_glue_option() while parsing flags; rdn_glue_init()
  * before the storage is built (it needs rdn_glue_storage_env());
- * rdn_glue_start() once storage is up and before clients are served;
- * rdn_glue_stop() at shutdown, once nothing touches the storage any more.
+ * rdn_glue_start() once storage is up and before clients are served; at
+ * shutdown rdn_glue_stop() once the workers stopped (its threads use the
+ * storage), then rdn_glue_close() once the storage's threads stopped too
+ * (the item and table memory may go).
  *
  * Persistence: the offload's NIC resources belong to the rdn-nicd domain
  * "memcached-<tcp port>-<rdn port>", so a server started again on the same
@@ -73,9 +75,12 @@ void rdn_glue_storage_env(struct persist_env *env);
 /* Wires the built storage to the offload and starts serving. 0 or -errno. */
 int rdn_glue_start(void);
 
-/* Stops the expiry thread and closes the offload: keeps or releases the NIC
- * resources as --rdn-keep-on-exit says. */
+/* Stops the threads that use the storage: the baselines', the expiry
+ * thread, the offload's (the NIC goes on serving GETs). */
 void rdn_glue_stop(void);
+/* Closes the offload: keeps or releases the NIC resources as
+ * --rdn-keep-on-exit says. */
+void rdn_glue_close(void);
 
 /* flush_all was done with this items_realtime() time (0 = now). */
 void rdn_glue_flush(uint32_t when);

@@ -275,16 +275,22 @@ int rdn_offload_port(const struct rdn_offload *o)
     return o ? o->port : -1;
 }
 
+void rdn_offload_stop(struct rdn_offload *o)
+{
+    if (!o || !o->started)
+        return;
+    atomic_store(&o->stop, true);
+    ofl_ctl_wake(o);
+    pthread_join(o->ctl_thread, NULL);
+    pthread_join(o->watch_thread, NULL);
+    o->started = false;
+}
+
 void rdn_offload_close(struct rdn_offload *o)
 {
     if (!o)
         return;
-    if (o->started) {
-        atomic_store(&o->stop, true);
-        ofl_ctl_wake(o);
-        pthread_join(o->ctl_thread, NULL);
-        pthread_join(o->watch_thread, NULL);
-    }
+    rdn_offload_stop(o);
     if (o->listen_fd >= 0)
         close(o->listen_fd);
     for (int i = 0; i < 2; i++)

@@ -173,6 +173,13 @@ void *rdn_offload_meta(struct rdn_offload *o);
 int rdn_offload_discard(struct rdn_offload *o);
 
 /*
+ * Stops the listener and the threads: no cache operation is called any
+ * more, the NIC goes on serving. Idempotent; rdn_offload_close() does it
+ * too.
+ */
+void rdn_offload_stop(struct rdn_offload *o);
+
+/*
  * Stops the threads, then either leaves every resource to the domain
  * (cfg.keep_on_close with persistence: pipelines keep serving; the next
  * rdn_offload_open() of the domain re-attaches) or tears every client

@@ -35,6 +35,7 @@ from offload_env import Nicd, _procs, accepts  # noqa: E402
 
 MB = 1024 * 1024
 MAGIC = b"RDNMCSB1"
+VERSION = struct.pack("<I", 2)  # memcached/persist_int.h's PERSIST_VERSION
 SB_TABLE_SEQ, SB_TABLES, TABLE_REC = 104, 112, 48
 REFUSED = "rdn: persistent table refused:"
 ADOPTED = "rdn: re-attached"
@@ -271,7 +272,7 @@ def find_superblock(pid):
                     break
                 i = data.find(MAGIC)
                 while i >= 0:
-                    if i % 8 == 0 and data[i + 8:i + 12] == b"\1\0\0\0":
+                    if i % 8 == 0 and data[i + 8:i + 12] == VERSION:
                         return off + i
                     i = data.find(MAGIC, i + 1)
     return None
@@ -397,11 +398,41 @@ def test_sigterm(t):
             srv.close()
 
 
+def test_sigterm_with_rpc_clients(t):
+    """SIGTERM while RPC-over-RDMA baseline clients are served: the
+    baselines' threads stop before the NIC and the storage go."""
+    bench = os.path.join(mctest.TOP_BUILDDIR, "bench", "rdn-bench")
+    for round_ in range(3):
+        bl_port = mctest.free_port()
+        srv = Server(["--rdn-baselines", str(bl_port)])
+        load = None
+        try:
+            if not t.check("rpc %d: started" % round_, srv.start()):
+                continue
+            load = subprocess.Popen(
+                [bench, "rpc-poll", "--server", "127.0.0.1:%d" % srv.port,
+                 "--rdn-port", str(srv.rdn_port), "--bl-port", str(bl_port),
+                 "--keys", "20", "--iters", "10000000"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _procs.append(load)
+            time.sleep(1.0)
+            t.check("rpc %d: the client runs" % round_, load.poll() is None)
+            srv.end(signal.SIGTERM)
+            t.eq("rpc %d: clean exit under RPC load" % round_,
+                 srv.proc.returncode, 0)
+        finally:
+            if load and load.poll() is None:
+                load.kill()
+                load.wait()
+            srv.close()
+
+
 def main():
     t = mctest.Tally("offload_restart")
     nicd = Nicd(threads=2)
     for fn in (test_kill9_keeps_items, test_kill9_in_set_storm,
-               test_corrupt_table_refused, test_sigterm):
+               test_corrupt_table_refused, test_sigterm,
+               test_sigterm_with_rpc_clients):
         t.run(fn)
     t.run(test_corrupt_superblock_refused, nicd)
     t.finish()

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "memcached/assoc.h"
+#include "memcached/crawler.h"
 #include "memcached/items.h"
 #include "memcached/persist_int.h"
 #include "memcached/settings.h"
@@ -523,6 +524,35 @@ START_TEST(test_flush_survives_restart)
 }
 END_TEST
 
+/* flush_all and the crawl that empties the table, then nothing: the next
+ * life's first SETs must not be born flushed, nor reuse a CAS id of the
+ * previous life, though no item tells it how far the ids went. */
+static void fill_flush(void)
+{
+    fill();
+    items_flush(0);
+    for (unsigned id = 1; id <= slabs_nclasses(); id++)
+        crawler_crawl_class(id);
+}
+
+START_TEST(test_set_after_flush_and_restart)
+{
+    struct persist_result res;
+    uint64_t cas, old_max = 0;
+
+    previous_process(fill_flush);
+    storage_up(true, &res);
+    ck_assert(res.adopted);
+    ck_assert_uint_eq(res.items, 0);
+    ck_assert_uint_eq(res.expired, 0); /* the crawl took them all */
+    for (int i = 0; i < NKEYS; i++)
+        old_max = sh->cas[i] > old_max ? sh->cas[i] : old_max;
+    cas = put(3, 5, 0);
+    ck_assert_uint_gt(cas, old_max);
+    expect(3, 5, cas);
+}
+END_TEST
+
 /* ---- a kill in the middle of a SET storm ------------------------------ */
 
 /* A value that names its key and version and checks itself. */
@@ -702,6 +732,7 @@ static Suite *persist_suite(void)
     tcase_add_test(tc, test_other_settings_refused);
     tcase_add_test(tc, test_expired_not_relinked);
     tcase_add_test(tc, test_flush_survives_restart);
+    tcase_add_test(tc, test_set_after_flush_and_restart);
     tcase_add_test(tc, test_kill_during_set_storm);
     tcase_add_test(tc, test_kill_during_growth);
     suite_add_tcase(s, tc);
