@@ -42,6 +42,7 @@ struct bench_opts {
     bool no_load;        /* the keys are stored already */
     const char *label;   /* system name in results (default: the mode) */
     enum kv_placement placement;
+    bool search_seq; /* redn: the RedN-Seq chain (--search seq) */
     /* crash-load (bench/bench_crash_load.c) */
     const char *system; /* tcp, redn, rpc-poll or rpc-event */
     double secs;        /* how long the load runs */

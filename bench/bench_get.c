@@ -75,8 +75,8 @@ static int world_open(struct bench_ctx *c, struct get_world *w)
     if (rc == 0)
         rc = chain_q_connect(&w->master, &w->master);
     if (rc == 0)
-        rc = ofl_local_open(&w->t, w->cdev, GET_ITERS, GET_DEPTH, &w->done,
-                            &w->master, &w->l);
+        rc = ofl_local_open(&w->t, w->cdev, GET_ITERS, GET_DEPTH, false,
+                            &w->done, &w->master, &w->l);
     if (rc == 0)
         rc = ofl_pipe_start(&w->l.pipe);
     if (rc < 0)

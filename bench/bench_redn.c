@@ -23,7 +23,8 @@ static int redn_connect(struct bench_ctx *c, int no_fallback, void **h)
 {
     struct rdn_opts o = {.no_fallback = no_fallback,
                          .timeout_ms =
-                             c->o.timeout_ms > 0 ? c->o.timeout_ms : 0};
+                             c->o.timeout_ms > 0 ? c->o.timeout_ms : 0,
+                         .search_seq = c->o.search_seq};
     char host[256];
     int port, rc = bench_kv_server(c, host, sizeof(host), &port);
 

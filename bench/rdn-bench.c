@@ -74,6 +74,9 @@ static void usage(FILE *f)
             "  --placement P        where measured keys sit: first (their\n"
             "                       first bucket), second (the first is\n"
             "                       full), full (their full first bucket)\n"
+            "  --search S           redn: the chain searches both buckets\n"
+            "                       at once (parallel, default) or one\n"
+            "                       after the other (seq: RedN-Seq)\n"
             "  --system NAME        crash-load: tcp, redn, rpc-poll or\n       "
             "                rpc-event\n"
             "  --secs S             crash-load: seconds of load (default 12)\n"
@@ -123,6 +126,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         {"no-load", no_argument, NULL, 'n'},
         {"label", required_argument, NULL, 'l'},
         {"placement", required_argument, NULL, 'P'},
+        {"search", required_argument, NULL, 'Q'},
         {"system", required_argument, NULL, 'S'},
         {"secs", required_argument, NULL, 'T'},
         {"timeout-ms", required_argument, NULL, 'O'},
@@ -187,6 +191,11 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         case 'P':
             if (placement(optarg, &o->placement) < 0)
                 return -1;
+            break;
+        case 'Q':
+            if (strcmp(optarg, "seq") && strcmp(optarg, "parallel"))
+                return -1;
+            o->search_seq = !strcmp(optarg, "seq");
             break;
         case 'S':
             o->system = optarg;

@@ -77,8 +77,12 @@ struct rdn_hello {
     uint32_t buf_rkey;  /* remote-write key of that buffer */
     uint32_t slot_size; /* bytes per slot, >= rdn_resp_slot_size() */
     uint32_t depth;     /* slots = requests in flight, a power of two */
-    uint32_t rsvd;
+    uint32_t flags;     /* RDN_HELLO_* */
 };
+
+/* Search the two buckets one after the other instead of both at once
+ * (the paper's RedN-Seq, for experiments: slower, never needed). */
+#define RDN_HELLO_SEQ 0x1
 
 #define RDN_GEO_EXPANDING 0x1 /* a table growth runs: misses are not final */
 

@@ -188,6 +188,7 @@ static int hello(struct rdn_conn *c)
                              &c->nic);
     if (rc == 0)
         rc = ofl_client_hello(&c->nic, &h);
+    h.flags = c->opts.search_seq ? RDN_HELLO_SEQ : 0;
     if (rc == 0)
         rc = ofl_wire_send(c->ctl, RDN_MSG_HELLO, &h, sizeof(h), 0);
     c->hello = h;

@@ -33,6 +33,8 @@ struct rdn_opts {
     int timeout_ms;     /* for one NIC answer or handshake step; 0: 5000 */
     int no_fallback;    /* never ask over TCP: doubtful answers fail with
                            -EAGAIN (tests of the NIC path) */
+    int search_seq;     /* ask the server's chain to search the buckets one
+                           after the other (RedN-Seq; experiments only) */
 };
 
 int rdn_connect(const char *host, int rdn_port, int tcp_port,

@@ -143,28 +143,35 @@ static int set_scatter(const struct chain_wqe *read,
 }
 
 /*
- * The response unit i: eight guarded WRITEs (their CASes on the worker,
- * behind the READs of both buckets), the closing WRITE_IMM and padding.
+ * The CASes of bucket b's four response WQEs, the first FENCEd (after the
+ * READs posted before it landed) when fence, and the scatter list that
+ * bucket's READ fills them with.
  */
-static int post_lookup(struct ofl_pipe *p, uint32_t i, struct ofl_unit *u)
+static int post_bucket(struct ofl_pipe *p, uint32_t i, unsigned b, bool fence,
+                       struct chain_wqe *resp, struct ofl_unit *u)
 {
-    struct chain_wqe resp[OFL_RESP_WQES];
-    struct rnic_sge gen = chain_loc_sge(p->cfg.gen);
-    uint32_t r0 = p->resp.pi;
-    int rc = post_read(p, &u->read[0]);
+    int rc = 0;
 
+    for (unsigned k = 0; k < RDN_BUCKET_SLOTS && rc == 0; k++) {
+        unsigned j = b * RDN_BUCKET_SLOTS + k;
+
+        rc = post_resp(p, i, fence && k == 0 ? CHAIN_FENCE : 0, &resp[j],
+                       &u->cas[j]);
+    }
     if (rc == 0)
-        rc = post_read(p, &u->read[1]);
-    /* FENCE: the first CAS runs once both READs have landed. */
-    for (unsigned j = 0; j < OFL_RESP_WQES && rc == 0; j++)
-        rc = post_resp(p, i, j == 0 ? CHAIN_FENCE : 0, &resp[j], &u->cas[j]);
-    for (unsigned b = 0; b < 2 && rc == 0; b++)
         rc = set_scatter(&u->read[b], &resp[b * RDN_BUCKET_SLOTS]);
-    if (rc == 0)
-        rc = chain_write_imm(
-            &p->resp, &gen, 1,
-            client_loc(p, slot_addr(p, i) + RDN_RESP_GEN_OFF, 8), 0,
-            CHAIN_SIGNALED, &u->imm);
+    return rc;
+}
+
+/* The closing WRITE_IMM of response unit i, and the unit's padding. */
+static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
+                      struct ofl_unit *u)
+{
+    struct rnic_sge gen = chain_loc_sge(p->cfg.gen);
+    int rc = chain_write_imm(
+        &p->resp, &gen, 1, client_loc(p, slot_addr(p, i) + RDN_RESP_GEN_OFF, 8),
+        0, CHAIN_SIGNALED, &u->imm);
+
     if (rc == 0 && u->imm.index - r0 != OFL_IMM_OFF)
         rc = -EPROTO;
     if (rc == 0)
@@ -211,6 +218,49 @@ static int post_release(struct ofl_pipe *p, const struct chain_wqe *after,
 }
 
 /*
+ * Both buckets at once: both READs in flight, all eight CASes issued (the
+ * first waits for both READs), then bucket 1's WQEs released once its
+ * CASes completed, while bucket 2's may still be in flight.
+ */
+static int lookup_parallel(struct ofl_pipe *p, uint32_t i, uint32_t r0,
+                           struct chain_wqe *resp, struct ofl_unit *u)
+{
+    int rc = post_read(p, &u->read[0]);
+
+    if (rc == 0)
+        rc = post_read(p, &u->read[1]);
+    if (rc == 0)
+        rc = post_bucket(p, i, 0, true, resp, u);
+    if (rc == 0)
+        rc = post_bucket(p, i, 1, false, resp, u);
+    if (rc == 0)
+        rc = post_release(p, &u->cas[RDN_BUCKET_SLOTS - 1],
+                          r0 + RDN_BUCKET_SLOTS, OFL_MID_PAIR, u);
+    return rc;
+}
+
+/*
+ * RedN-Seq: bucket 1 (READ, CASes, release of its WQEs), and only then
+ * bucket 2's READ: the release's WAIT holds the worker until then.
+ */
+static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
+                      struct chain_wqe *resp, struct ofl_unit *u)
+{
+    int rc = post_read(p, &u->read[0]);
+
+    if (rc == 0)
+        rc = post_bucket(p, i, 0, true, resp, u);
+    if (rc == 0)
+        rc = post_release(p, &u->cas[RDN_BUCKET_SLOTS - 1],
+                          r0 + RDN_BUCKET_SLOTS, OFL_MID_PAIR, u);
+    if (rc == 0)
+        rc = post_read(p, &u->read[1]);
+    if (rc == 0)
+        rc = post_bucket(p, i, 1, true, resp, u);
+    return rc;
+}
+
+/*
  * Worker unit i and response unit i, with lap-0 indexes (w_base and r_base
  * are the rings' first indexes). Bucket 1's response WQEs are released
  * once its CASes completed, while bucket 2's are still in flight (the
@@ -229,16 +279,17 @@ static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
     const uint64_t head_inc = chain_lap_counter(iters, iters * OFL_W_UNIT);
     const uint64_t resp_inc =
         chain_lap_counter(iters * OFL_RESP_WQES, iters * OFL_RESP_UNIT);
+    struct chain_wqe resp[OFL_RESP_WQES];
     int rc = chain_wait(&p->w, p->resp.rcq, i + 1, 0, &u->wait[OFL_HEAD_PAIR]);
 
     if (rc == 0)
         rc = chain_send_en(&p->w, &p->w, next, 0, &u->en[OFL_HEAD_PAIR]);
     u->ctr0[OFL_HEAD_PAIR] = chain_lap_counter(i + 1, next);
     if (rc == 0)
-        rc = post_lookup(p, i, u);
+        rc = p->cfg.seq ? lookup_seq(p, i, r0, resp, u)
+                        : lookup_parallel(p, i, r0, resp, u);
     if (rc == 0)
-        rc = post_release(p, &u->cas[RDN_BUCKET_SLOTS - 1],
-                          r0 + RDN_BUCKET_SLOTS, OFL_MID_PAIR, u);
+        rc = post_close(p, i, r0, u);
     if (rc == 0)
         rc = post_release(p, &u->cas[OFL_RESP_WQES - 1], r0 + OFL_RESP_UNIT,
                           OFL_TAIL_PAIR, u);

@@ -23,6 +23,8 @@
  *         compare = the request's match word, swap = a real WRITE
  *     WAIT(w CQ: CAS 3)  SEND_EN(resp: bucket 1's four WQEs)
  *     WAIT(w CQ: CAS 7)  SEND_EN(resp: the rest of unit i)
+ *   (cfg.seq, the paper's RedN-Seq for experiments: READ bucket 1, its
+ *   CASes, its release, and only then READ bucket 2 and its CASes.)
  *     per WAIT + SEND_EN pair p (the head, the two above):
  *         FADD ctr_p; READ ctr_p -> that pair's WAIT and SEND_EN (FENCE)
  *     READ ctr_head -> resp's receive doorbell record
@@ -78,6 +80,7 @@ struct ofl_pipe_cfg {
     struct chain_loc gen;           /* the 8-byte generation word (local) */
     struct chain_cq *done_cq;       /* send CQ of resp (may be shared) */
     struct chain_q *master;         /* cross-channel queue for the kick */
+    bool seq; /* bucket 2 READ only after bucket 1's CASes (RedN-Seq) */
 };
 
 struct ofl_pipe {

@@ -125,7 +125,8 @@ static void reject(int fd, int status, const char *msg)
 
 static int hello_check(const struct rdn_offload *o, const struct rdn_hello *h)
 {
-    if (h->depth == 0 || (h->depth & (h->depth - 1)) || h->depth > 65536)
+    if (h->depth == 0 || (h->depth & (h->depth - 1)) || h->depth > 65536 ||
+        (h->flags & ~(uint32_t)RDN_HELLO_SEQ))
         return -EINVAL;
     if (h->slot_size < rdn_resp_slot_size(o->cfg.item_size_max) ||
         h->slot_size % 64 || h->buf_addr == 0)
@@ -148,7 +149,8 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
                              .depth = c->depth,
                              .slot_size = h->slot_size,
                              .slot_rkey = h->buf_rkey,
-                             .slot_addr = h->buf_addr};
+                             .slot_addr = h->buf_addr,
+                             .flags = h->flags};
     struct ofl_pipe_cfg cfg;
     struct rnic_addr peer;
     int rc;
@@ -199,7 +201,8 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     rc = hello_check(o, &h);
     if (rc < 0) {
         reject(c->fd, rc,
-               rc == -EMSGSIZE ? "response slots too small" : "bad depth");
+               rc == -EMSGSIZE ? "response slots too small"
+                               : "bad depth or flags");
         return rc;
     }
     c->depth = h.depth < o->cfg.max_depth ? h.depth : o->cfg.max_depth;

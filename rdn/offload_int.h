@@ -71,6 +71,8 @@ struct ofl_pclient {
     uint32_t id; /* 0: a free entry */
     uint32_t depth, slot_size, slot_rkey;
     uint64_t slot_addr;
+    uint32_t flags; /* the hello's RDN_HELLO_* */
+    uint32_t rsvd;
 };
 
 struct ofl_pstate {

@@ -30,7 +30,7 @@
 
 #include "rdn/offload_int.h"
 
-#define OFL_PSTATE_MAGIC UINT64_C(0x33304c464f4e4452) /* "RDNOFL03" */
+#define OFL_PSTATE_MAGIC UINT64_C(0x34304c464f4e4452) /* "RDNOFL04" */
 #define OFL_MASTER_WQEBB 64
 #define OFL_DONE_DEPTH   (1u << 16)
 
@@ -63,6 +63,7 @@ void ofl_pipe_cfg_of(struct rdn_offload *o, const struct ofl_pclient *pc,
     out->gen = chain_buf_loc(&o->gen, 0, 8);
     out->done_cq = &o->done;
     out->master = &o->master;
+    out->seq = pc->flags & RDN_HELLO_SEQ;
 }
 
 /* ---- fresh objects ---------------------------------------------------- */

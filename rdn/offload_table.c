@@ -133,8 +133,9 @@ void ofl_table_geometry(const struct ofl_table *t, struct rdn_geometry *g)
 /* ---- a local client and its pipeline ---------------------------------- */
 
 int ofl_local_open(struct ofl_table *t, struct rnic_device *cdev,
-                   uint32_t iters, uint32_t depth, struct chain_cq *done,
-                   struct chain_q *master, struct ofl_local *l)
+                   uint32_t iters, uint32_t depth, bool seq,
+                   struct chain_cq *done, struct chain_q *master,
+                   struct ofl_local *l)
 {
     struct ofl_pipe_cfg cfg;
     struct rnic_addr sa, ca;
@@ -159,6 +160,7 @@ int ofl_local_open(struct ofl_table *t, struct rnic_device *cdev,
     cfg.gen = chain_buf_loc(&t->gen, 0, 8);
     cfg.done_cq = done;
     cfg.master = master;
+    cfg.seq = seq;
     memcpy(ca.bytes, h.qp_addr, sizeof(ca.bytes));
     rc = ofl_pipe_open(t->dev, &cfg, &l->pipe);
     if (rc == 0)

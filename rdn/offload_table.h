@@ -10,6 +10,7 @@
 #ifndef RDN_OFFLOAD_TABLE_H
 #define RDN_OFFLOAD_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,8 +66,9 @@ struct ofl_local {
  * locals), connected but not started (ofl_pipe_start()).
  */
 int ofl_local_open(struct ofl_table *t, struct rnic_device *cdev,
-                   uint32_t iters, uint32_t depth, struct chain_cq *done,
-                   struct chain_q *master, struct ofl_local *l);
+                   uint32_t iters, uint32_t depth, bool seq,
+                   struct chain_cq *done, struct chain_q *master,
+                   struct ofl_local *l);
 /*
  * What the server's watch thread does: counts receives and answers. It
  * drops completions of other pipelines on the done CQ: locals that are

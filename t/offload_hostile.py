@@ -23,7 +23,8 @@ from offload_env import Driver, Nicd, run_driver, start_server  # noqa
 
 MAGIC = 0x314E4452
 HELLO, WELCOME, REJECT, REFRESH, GEOMETRY, HITS, RESUME = 1, 2, 3, 4, 5, 6, 7
-ENOENT, EPROTO, EMSGSIZE, EUSERS, EPROTONOSUPPORT = 2, 71, 90, 87, 93
+ENOENT, EINVAL, EPROTO, EMSGSIZE, EUSERS, EPROTONOSUPPORT = \
+    2, 22, 71, 90, 87, 93
 KEYS = [b"good-%d" % i for i in range(16)]
 
 
@@ -32,9 +33,9 @@ def msg(mtype, payload=b"", version=1):
                        0) + payload
 
 
-def hello(slot_size=1 << 21, depth=4):
+def hello(slot_size=1 << 21, depth=4, flags=0):
     return struct.pack("<32sQIIII", b"\0" * 32, 0x10000, 1, slot_size,
-                       depth, 0)
+                       depth, flags)
 
 
 def read_reply(s):
@@ -146,6 +147,10 @@ def test_handshake(t, srv, port, good):
     s = ctl(port)
     s.sendall(msg(HELLO, hello(slot_size=4096)))
     t.eq("slots too small: rejected", rejected(read_reply(s)), EMSGSIZE)
+    s.close()
+    s = ctl(port)
+    s.sendall(msg(HELLO, hello(flags=0x80)))
+    t.eq("unknown hello flags: rejected", rejected(read_reply(s)), EINVAL)
     s.close()
     s = ctl(port)
     s.sendall(msg(HELLO, hello()[:20]))

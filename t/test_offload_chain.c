@@ -32,6 +32,7 @@
 struct peer {
     struct ofl_local l;
     struct chain_cq done;
+    bool seq; /* RedN-Seq pipeline */
 };
 
 static struct {
@@ -59,8 +60,8 @@ static void peer_build(struct peer *p, struct chain_q *master)
 {
     ck_assert_int_eq(
         chain_cq_open(w.sdev, 1024, RNIC_CQ_IGNORE_OVERRUN, &p->done), 0);
-    ck_assert_msg(ofl_local_open(&w.t, w.cdev, ITERS, DEPTH, &p->done, master,
-                                 &p->l) == 0,
+    ck_assert_msg(ofl_local_open(&w.t, w.cdev, ITERS, DEPTH, p->seq, &p->done,
+                                 master, &p->l) == 0,
                   "ofl_local_open: %s", chain_errmsg());
 }
 
@@ -197,18 +198,40 @@ static void expect(const char *key, enum ofl_verdict want)
                   ofl_verdict_name(want));
 }
 
-START_TEST(hit_either_bucket_any_slot)
+/* Every slot of both buckets, through peer p. */
+static void hit_every_slot(struct peer *p)
 {
     char key[32], val[64];
 
     for (int which = 1; which <= 2; which++)
         for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
+            const struct rdn_item *it = NULL;
+
             ofl_table_clear(&w.t);
             snprintf(key, sizeof(key), "key-%d-%u", which, i);
             snprintf(val, sizeof(val), "value of %s", key);
             put(key, val, which, i);
-            expect_value(key, val, strlen(val));
+            ck_assert_int_eq(get(p, key, &it), OFL_HIT);
+            ck_assert_uint_eq(it->nbytes, strlen(val));
+            ck_assert(memcmp(rdn_item_value((struct rdn_item *)it), val,
+                             strlen(val)) == 0);
+            ck_assert_int_eq(get(p, "not-there", &it), OFL_MISS);
         }
+}
+
+START_TEST(hit_either_bucket_any_slot)
+{
+    hit_every_slot(&w.a);
+}
+END_TEST
+
+/* The RedN-Seq chain (bucket 2 only after bucket 1) finds the same. */
+START_TEST(seq_search_hits_either_bucket)
+{
+    w.b.seq = true;
+    peer_open(&w.b);
+    hit_every_slot(&w.b);
+    ck_assert(!ofl_pipe_failed(&w.b.l.pipe));
 }
 END_TEST
 
@@ -557,6 +580,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, hit_either_bucket_any_slot);
+    tcase_add_test(tc, seq_search_hits_either_bucket);
     tcase_add_test(tc, miss_with_full_buckets);
     tcase_add_test(tc, fingerprint_collision);
     tcase_add_test(tc, empty_and_large_values);
