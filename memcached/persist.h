@@ -14,9 +14,11 @@
  * its chunks can hold an item), and the current table (buckets, hashpower,
  * the table being migrated from, the generation) and flush_all's cut-off
  * (both as two checksummed copies and a sequence word, so a kill -9 in the
- * middle of an update leaves the previous copy valid). Nothing is written
- * per SET: items and slots are their own record. The CPU-side state (LRUs, free
- * lists, counters, the CAS counter) is rebuilt from them.
+ * middle of an update leaves the previous copy valid), and a CAS mark no id
+ * handed out reaches (moved 2^20 ids at a time). Nothing is written per
+ * SET: items and slots are their own record. The CPU-side state (LRUs,
+ * free lists, counters, the CAS counter: above the items, the flush
+ * cut-off and the mark) is rebuilt from them.
  *
  * Adoption, when the offload re-attached a previous process's memory:
  *   1. the superblock must match the current settings (checked before the
@@ -58,10 +60,9 @@
  * every candidate slot is taken even in a fresh table, which takes
  * deliberate multi-collisions; such keys are lost), the LRU order (adopted
  * items are linked in table order, the last one most recent, all with
- * access time now), the statistics other than curr_items and bytes, and
- * the NIC-side invalidation a delayed flush_all would do at its time (the
- * cut-off itself persists, so the CPU path and the crawler kill those
- * items on time).
+ * access time now), and the statistics other than curr_items and bytes.
+ * (A delayed flush_all pending at the crash is re-armed from its recorded
+ * cut-off by memcached/rdn_glue.c.)
  *
  * Threads: persist_storage_init() runs alone at start-up; the hooks it
  * installs run under the slab page lock and the index's writer lock.

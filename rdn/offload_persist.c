@@ -14,12 +14,13 @@
  * The master queue is not persistent: it only starts new pipelines.
  *
  * The state is plain memory that the daemon keeps: it is updated in place
- * (client entries, the table region's use, the generation word's
- * invalidation count, the next client id), so a kill -9 loses nothing
- * that was written. A client entry is written after its pipeline was
- * persisted and cleared before it is destroyed; a crash between the two
- * leaves objects the next process does not know (they stay in the daemon
- * until the domain is released) rather than an entry without objects.
+ * (client entries, the table region's use, the generation word's two
+ * halves, the next client id), so a kill -9 loses nothing that was
+ * written. A client entry is written after its pipeline was persisted and
+ * cleared before it is destroyed; a crash between the two leaves objects
+ * the next process does not adopt (they stay in the daemon until the
+ * domain's state is released, which walks every client id given so far)
+ * rather than an entry without objects.
  */
 #include "config.h"
 
