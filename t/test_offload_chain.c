@@ -377,6 +377,31 @@ START_TEST(recycled_over_many_laps)
 }
 END_TEST
 
+/*
+ * Past the 16-bit wraps: 4096 units of the response ring's WQE counter,
+ * 65536 WQEBBs of the worker's enable index, with no server CPU; the done
+ * CQ (1024 deep) wrapped too, yet one look counts every GET.
+ */
+START_TEST(recycled_past_16_bit_wraps)
+{
+    const unsigned total = 4801;
+    const struct rdn_item *it;
+
+    put("wrap", "v", 1, 0);
+    unattended = true;
+    for (unsigned i = 0; i < total; i++)
+        ck_assert_int_eq(get(&w.a, i % 2 ? "wrap" : "nope", &it),
+                         i % 2 ? OFL_HIT : OFL_MISS);
+    unattended = false;
+    serve(&w.a);
+    ck_assert_uint_eq(w.a.l.pipe.received, total);
+    ck_assert_uint_eq(w.a.l.pipe.done, total);
+    expect("wrap", OFL_HIT);
+    ck_assert_uint_eq(w.a.l.pipe.done, total + 1);
+    ck_assert(!ofl_pipe_failed(&w.a.l.pipe));
+}
+END_TEST
+
 START_TEST(hostile_bucket_fails_only_its_client)
 {
     struct rdn_keyhash kh = hash("shared");
@@ -588,6 +613,7 @@ int main(void)
     tcase_add_test(tc, generation_change);
     tcase_add_test(tc, several_in_flight);
     tcase_add_test(tc, recycled_over_many_laps);
+    tcase_add_test(tc, recycled_past_16_bit_wraps);
     tcase_add_test(tc, hostile_bucket_fails_only_its_client);
     tcase_add_test(tc, read_mid_clear_never_faults);
     tcase_add_test(tc, checker_finds_no_hazard);
