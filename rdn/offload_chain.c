@@ -619,20 +619,23 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
     return 0;
 }
 
-void ofl_pipe_release(struct rnic_device *dev, const char *prefix,
-                      uint32_t iters, struct chain_cq *done_cq)
+int ofl_pipe_release(struct rnic_device *dev, const char *prefix,
+                     uint32_t iters, struct chain_cq *done_cq)
 {
     struct ofl_names n;
     struct ofl_pipe p;
+    int found = 0;
 
     if (!dev || pipe_names(prefix, &n) < 0)
-        return;
+        return 0;
     memset(&p, 0, sizeof(p));
-    chain_buf_attach(dev, n.ctr, &p.ctr);
-    chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p.w);
+    found += chain_buf_attach(dev, n.ctr, &p.ctr) == 0;
+    found += chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p.w) == 0;
     if (done_cq && done_cq->cq)
-        chain_q_attach(dev, n.r, OFL_RESP_FLAGS, iters, done_cq, NULL, &p.resp);
+        found += chain_q_attach(dev, n.r, OFL_RESP_FLAGS, iters, done_cq, NULL,
+                                &p.resp) == 0;
     ofl_pipe_close(&p);
+    return found;
 }
 
 void ofl_pipe_close(struct ofl_pipe *p)

@@ -129,9 +129,10 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
 /*
  * Frees whatever parts of the persistent pipeline called prefix exist
  * (iters as it was opened with; done_cq attached, or zeroed if it is gone).
+ * Returns how many parts it found (0: no such pipeline).
  */
-void ofl_pipe_release(struct rnic_device *dev, const char *prefix,
-                      uint32_t iters, struct chain_cq *done_cq);
+int ofl_pipe_release(struct rnic_device *dev, const char *prefix,
+                     uint32_t iters, struct chain_cq *done_cq);
 void ofl_pipe_close(struct ofl_pipe *p);
 
 #endif /* RDN_OFFLOAD_CHAIN_H */

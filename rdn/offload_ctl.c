@@ -205,6 +205,10 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
                                : "bad depth or flags");
         return rc;
     }
+    if (atomic_load(&o->active) >= o->cfg.max_clients) {
+        reject(c->fd, -EUSERS, "too many clients");
+        return -EUSERS;
+    }
     c->depth = h.depth < o->cfg.max_depth ? h.depth : o->cfg.max_depth;
     rc = pipe_up(o, c, &h, &mine);
     if (rc < 0) {
@@ -335,6 +339,20 @@ static bool conn_input(struct rdn_offload *o, struct ofl_conn *c)
     return rc == 0;
 }
 
+/*
+ * Connections with a socket (lock): re-attached clients whose connection
+ * died with the previous server do not count, or a full server could never
+ * take their RESUME.
+ */
+static unsigned sockets_open(const struct rdn_offload *o)
+{
+    unsigned n = 0;
+
+    for (const struct ofl_conn *c = o->conns; c; c = c->next)
+        n += c->fd >= 0;
+    return n;
+}
+
 static void accept_all(struct rdn_offload *o)
 {
     for (;;) {
@@ -349,8 +367,11 @@ static void accept_all(struct rdn_offload *o)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         bool broken = atomic_load(&o->broken);
 
-        c = o->nconns < o->cfg.max_clients && !broken ? calloc(1, sizeof(*c))
-                                                      : NULL;
+        pthread_mutex_lock(&o->lock);
+        c = sockets_open(o) < o->cfg.max_clients && !broken
+                ? calloc(1, sizeof(*c))
+                : NULL;
+        pthread_mutex_unlock(&o->lock);
         if (!c) {
             reject(fd, broken ? -EIO : -EUSERS,
                    broken ? "offload failed" : "too many clients");

@@ -32,6 +32,10 @@
 #define OFL_SNAPS       64 /* epoch snapshots in flight (horizon) */
 #define OFL_TABLE_ALIGN 4096
 #define OFL_STUCK_MS    2000 /* a GET unanswered this long fails its client */
+/* A re-attached client that has not resumed its handshake connection
+ * this long is taken for gone (its process died with the server, or it
+ * stays idle: it reconnects on its next GET). */
+#define OFL_UNCLAIMED_MS 60000
 
 enum ofl_conn_state {
     OFL_CONN_HELLO, /* waiting for the client's hello */
@@ -50,6 +54,7 @@ struct ofl_conn {
     uint32_t depth;
     uint64_t mark[OFL_SNAPS]; /* receives seen at each epoch snapshot */
     uint64_t stuck_since_ms;  /* in-flight GETs without progress since */
+    uint64_t adopted_ms;      /* re-attached then (fd < 0 until RESUME) */
     uint64_t last_done;
     uint64_t refreshes, touches;
 };

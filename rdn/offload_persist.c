@@ -197,7 +197,7 @@ static void adopt_clients(struct rdn_offload *o)
         c->fd = -1;
         c->depth = pc->depth;
         c->state = OFL_CONN_READY;
-        c->stuck_since_ms = ofl_now_ms();
+        c->stuck_since_ms = c->adopted_ms = ofl_now_ms();
         snprintf(c->peer, sizeof(c->peer), "re-attached");
         c->next = o->conns;
         o->conns = c;
@@ -226,31 +226,74 @@ static void release_buf(struct rdn_offload *o, const char *name)
         chain_buf_close(&b);
 }
 
+/* Client ids a release probes past the last one found, when the state
+ * cannot say which exist; and the most it ever tries. */
+#define OFL_PROBE_IDS 64
+#define OFL_PROBE_MAX (1u << 20)
+
+static bool release_client(struct rdn_offload *o, uint64_t id, uint32_t iters)
+{
+    char name[32];
+
+    client_prefix((uint32_t)id, name, sizeof(name));
+    return ofl_pipe_release(o->dev, name, iters, &o->done) > 0;
+}
+
+/*
+ * The pipelines of a previous state: those its client list names, and the
+ * last ids given (a crash between persisting a pipeline and recording it
+ * leaves one unnamed); without a readable state, ids from 1 until
+ * OFL_PROBE_IDS in a row are absent. Returns the next id to give.
+ */
+static uint32_t release_clients(struct rdn_offload *o, bool readable)
+{
+    const struct ofl_pstate *ps = ofl_ps(o);
+    uint32_t iters = readable ? ps->iters : o->cfg.iters;
+    uint64_t last = 0, id;
+    unsigned misses = 0;
+
+    if (!readable) {
+        for (id = 1; id < OFL_PROBE_MAX && misses < OFL_PROBE_IDS; id++)
+            if (release_client(o, id, iters))
+                last = id, misses = 0;
+            else
+                misses++;
+        return (uint32_t)last;
+    }
+    /* Its list, as long as the previous configuration made it. */
+    for (size_t i = 0;
+         i < ps->max_clients &&
+         sizeof(*ps) + (i + 1) * sizeof(ps->client[0]) <= o->state.len;
+         i++)
+        if (ps->client[i].id)
+            release_client(o, ps->client[i].id, iters);
+    last = ps->next_id < OFL_PROBE_MAX ? ps->next_id : OFL_PROBE_MAX;
+    for (id = last > OFL_PROBE_IDS ? last - OFL_PROBE_IDS : 1; id <= last; id++)
+        release_client(o, id, iters);
+    return ps->next_id;
+}
+
 /*
  * Releases what a previous process left in the domain, by name, whatever
- * its state says or whether it can be read: the pipeline of every client
- * id given so far, the arenas, the fixed objects (absent ones are
- * skipped). Returns the next client id: ids, and with them names, are
- * never reused in a domain.
+ * its state says or whether it can be read: its clients' pipelines (see
+ * release_clients()), the arenas, the fixed objects (absent ones are
+ * skipped). Returns the next client id: ids, and with them names, are not
+ * reused in a domain.
  */
 static uint32_t release_previous(struct rdn_offload *o)
 {
     const struct ofl_pstate *ps = ofl_ps(o);
     bool readable =
         o->state.len >= sizeof(*ps) && ps->magic == OFL_PSTATE_MAGIC;
-    uint32_t next_id = readable ? ps->next_id : 0;
-    uint32_t iters = readable ? ps->iters : o->cfg.iters;
-    unsigned narenas = readable ? ps->narenas : 1;
+    unsigned narenas = readable && ps->narenas < 64 ? ps->narenas : 1;
     static const char *const fixed[] = {"ofl.table", "ofl.gen", "ofl.meta",
                                         "ofl.state"};
+    uint32_t next_id;
     char name[32];
 
     if (!o->done.cq)
         chain_cq_attach(o->dev, "ofl.done", &o->done);
-    for (uint32_t id = 1; id <= next_id; id++) {
-        client_prefix(id, name, sizeof(name));
-        ofl_pipe_release(o->dev, name, iters, &o->done);
-    }
+    next_id = release_clients(o, readable);
     for (unsigned i = 0; i < narenas; i++) {
         arena_name(i, name, sizeof(name));
         release_buf(o, name);
@@ -270,10 +313,13 @@ static void sync_adopted(struct rdn_offload *o)
 {
     struct rnic_wc wc[64];
 
-    for (struct ofl_conn *c = o->conns; c; c = c->next)
-        ofl_pipe_poll_recv(&c->pipe);
+    /* Answers first: an answer drained here had its receive before, so
+     * the receives polled next cover it (the other way round, a GET whose
+     * receive came between the two would never count as done). */
     while (rnic_poll_cq(o->done.cq, 64, wc) > 0)
         ;
+    for (struct ofl_conn *c = o->conns; c; c = c->next)
+        ofl_pipe_poll_recv(&c->pipe);
     for (struct ofl_conn *c = o->conns; c; c = c->next) {
         c->pipe.done = c->pipe.received;
         c->last_done = c->pipe.done;

@@ -105,6 +105,12 @@ static void check(struct rdn_offload *o, uint64_t now)
             ofl_conn_fail(o, c, "QP error");
             continue;
         }
+        if (c->fd < 0 && now - c->adopted_ms > OFL_UNCLAIMED_MS) {
+            ofl_log(o, "client %u: re-attached, never came back", c->id);
+            ofl_conn_stop(o, c); /* not an error: its client is gone */
+            ofl_ctl_wake(o);     /* the control thread frees it */
+            continue;
+        }
         if (ofl_pipe_inflight(p) == 0 || p->done != c->last_done) {
             c->last_done = p->done;
             c->stuck_since_ms = now;

@@ -31,10 +31,11 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
-from offload_env import Nicd, _procs, accepts  # noqa: E402
+from offload_env import Driver, Nicd, _procs, accepts  # noqa: E402
 
 MB = 1024 * 1024
 MAGIC = b"RDNMCSB1"
+OFL_MAGIC = b"RDNOFL04"  # rdn/offload_persist.c's state
 VERSION = struct.pack("<I", 2)  # memcached/persist_int.h's PERSIST_VERSION
 SB_TABLE_SEQ, SB_TABLES, TABLE_REC = 104, 112, 48
 REFUSED = "rdn: persistent table refused:"
@@ -278,6 +279,25 @@ def find_superblock(pid):
     return None
 
 
+def find_all(pid, pattern):
+    """Every 8-aligned address of pattern in pid's writable memory."""
+    found = []
+    with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
+        for lo, hi in writable_maps(pid):
+            for off in range(lo, hi, MB):
+                try:
+                    mem.seek(off)
+                    data = mem.read(min(MB, hi - off))
+                except OSError:
+                    break
+                i = data.find(pattern)
+                while i >= 0:
+                    if i % 8 == 0:
+                        found.append(off + i)
+                    i = data.find(pattern, i + 1)
+    return found
+
+
 def peek(pid, addr, n):
     with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
         mem.seek(addr)
@@ -361,6 +381,44 @@ def test_corrupt_superblock_refused(t, nicd):
         srv.close()
 
 
+def test_unreadable_offload_state(t, nicd):
+    """The offload's own state in the domain is unreadable (its magic
+    corrupted while no server runs): the server releases the previous
+    objects by name, starts, and keeps its state in the domain again."""
+    srv = Server(["--rdn-clients", "4"])
+    d = None
+    try:
+        t.check("state: server started", srv.start())
+        c = srv.client()
+        c.set(b"k", b"v")
+        c.close()
+        d = Driver(srv, srv.rdn_port)  # a client: a pipeline in the domain
+        t.eq("state: a NIC hit", d.get1(b"k")[:2], (0, "nic"))
+        srv.end(signal.SIGKILL)
+        magics = find_all(nicd.proc.pid, OFL_MAGIC)
+        t.check("state: found in rdn-nicd", magics, repr(magics))
+        for at in magics:
+            poke(nicd.proc.pid, at, b"X")
+        t.check("state: restarted over it", srv.start())
+        log = srv.log()
+        t.check("state: discarded, logged",
+                "discarded: unknown state format" in log, log.strip())
+        t.check("state: still persistent", "cannot keep" not in log,
+                log.strip())
+        c = srv.client()
+        t.eq("state: SET works", c.set(b"k2", b"v2"), b"STORED\r\n")
+        c.close()
+        srv.end(signal.SIGKILL)
+        t.check("state: restarted again", srv.start())
+        t.check("state: re-attached this time", ADOPTED in srv.log(),
+                srv.log().strip())
+        t.eq("state: the key is back", srv.client().get(b"k2"), (0, b"v2"))
+    finally:
+        if d:
+            d.close()
+        srv.close()
+
+
 def check_empty_and_working(t, srv, items):
     c = srv.client()
     t.eq("old values served", len(get_many(c, items)), 0)
@@ -435,6 +493,7 @@ def main():
                test_sigterm_with_rpc_clients):
         t.run(fn)
     t.run(test_corrupt_superblock_refused, nicd)
+    t.run(test_unreadable_offload_state, nicd)  # last: corrupts every state
     t.finish()
 
 
