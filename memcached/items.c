@@ -92,10 +92,9 @@ uint32_t items_realtime(int64_t exptime)
 /*
  * CAS ids are handed out below a reserved mark that a hook records (the
  * superblock, so a restarted server never hands out an id again); the
- * mark moves CAS_BLOCK ids at a time, so the hook runs rarely.
+ * mark moves ITEMS_CAS_BLOCK ids at a time, so the hook runs rarely.
  * cas_reserve_lock serialises moving it.
  */
-#define CAS_BLOCK (UINT64_C(1) << 20)
 static uint64_t cas_reserved = UINT64_MAX; /* no hook: no mark */
 static items_cas_fn cas_fn;
 static void *cas_ctx;
@@ -105,7 +104,7 @@ static void cas_reserve(uint64_t id)
 {
     pthread_mutex_lock(&cas_reserve_lock);
     while (id >= __atomic_load_n(&cas_reserved, __ATOMIC_RELAXED)) {
-        uint64_t mark = cas_reserved + CAS_BLOCK;
+        uint64_t mark = cas_reserved + ITEMS_CAS_BLOCK;
 
         cas_fn(cas_ctx, mark);
         __atomic_store_n(&cas_reserved, mark, __ATOMIC_RELAXED);

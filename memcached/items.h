@@ -297,6 +297,7 @@ void items_cas_floor(uint64_t last);
  * process starts above it (items_cas_floor()). mark: the first one, ids
  * below it need no call. fn NULL: no marks.
  */
+#define ITEMS_CAS_BLOCK (UINT64_C(1) << 20) /* marks move this far */
 typedef void (*items_cas_fn)(void *ctx, uint64_t mark);
 void items_set_cas_hook(items_cas_fn fn, void *ctx, uint64_t mark);
 

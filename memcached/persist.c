@@ -122,6 +122,10 @@ static const char *sb_check(const struct persist_sb *sb,
         return "starting hashpower differs";
     if (sb->npages > o->max_pages)
         return "more pages than the arena holds";
+    /* Marks move by whole blocks from 0; far below 2^64, so they never
+     * wrap. */
+    if (sb->cas_mark % ITEMS_CAS_BLOCK || sb->cas_mark > UINT64_C(1) << 62)
+        return "CAS mark corrupt";
     return NULL;
 }
 

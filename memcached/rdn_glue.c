@@ -325,15 +325,19 @@ static void *expiry_main(void *arg)
 
 void rdn_glue_flush(uint32_t when)
 {
+    /* The CPU path takes the items for dead from when - 1 (items_flush(),
+     * as memcached does): the NIC's clients must stop trusting them then. */
+    uint32_t at = when ? when - 1 : 0;
+
     if (!glue.off)
         return;
     pthread_mutex_lock(&glue.lock);
-    if (when == 0 || when <= items_now()) {
+    if (at == 0 || at <= items_now()) {
         /* Before "OK" goes out: no client may trust the NIC any more. */
         glue.flush_asked++;
         rdn_offload_invalidate(glue.off);
     } else {
-        glue.flush_at = when;
+        glue.flush_at = at;
     }
     pthread_cond_broadcast(&glue.cond);
     pthread_mutex_unlock(&glue.lock);
@@ -353,7 +357,7 @@ int rdn_glue_start(void)
     /* A delayed flush_all the previous server was waiting for (adopted
      * storage): the NIC's clients must stop trusting the table then. */
     if (items_flush_current().oldest_live > items_now())
-        rdn_glue_flush(items_flush_current().oldest_live);
+        rdn_glue_flush(items_flush_current().oldest_live + 1);
     rc = -pthread_create(&glue.expiry, NULL, expiry_main, NULL);
     if (rc == 0) {
         glue.expiry_started = true;

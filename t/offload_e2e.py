@@ -214,7 +214,18 @@ def test_flush_all(t, srv, port):
     c.send(b"flush_all 2\r\n")
     t.eq("delayed flush_all", c.line(), b"OK\r\n")
     t.eq("still there before the delay", nic.get1(b"fl-new")[0], 0)
-    time.sleep(2.2)
+    # Once the TCP path says one item is gone, the NIC must not serve
+    # another the flush killed (a TCP GET unlinks what it finds dead, so
+    # the NIC is asked for a key TCP leaves alone).
+    c.set(b"fl-nic", b"other")
+    served_flushed, end = [], time.time() + 2.5
+    while time.time() < end:
+        if c.get(b"fl-new") is None:
+            if nic.get1(b"fl-nic")[0] == 0:
+                served_flushed.append(round(end - time.time(), 2))
+        time.sleep(0.02)
+    t.check("the NIC stops when the CPU does", not served_flushed,
+            repr(served_flushed[:5]))
     gone = wait_until(lambda: nic.get1(b"fl-new")[0] == ENOENT, 3)
     t.check("gone after the delay", gone)
     nic.close()

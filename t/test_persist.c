@@ -535,6 +535,46 @@ static void fill_flush(void)
         crawler_crawl_class(id);
 }
 
+/* Every key deleted, no flush: only the CAS mark remembers how far the
+ * ids went. */
+static void fill_delete_all(void)
+{
+    struct delete_req del = {0};
+    char key[32];
+
+    fill();
+    for (int i = 0; i < NKEYS; i++) {
+        key_of(i, key);
+        REQUIRE(item_delete(key, strlen(key), &del) == ITEM_OK);
+    }
+}
+
+START_TEST(test_cas_ids_not_reused)
+{
+    struct persist_result res;
+    uint64_t old_max = 0;
+
+    previous_process(fill_delete_all);
+    storage_up(true, &res);
+    ck_assert(res.adopted);
+    ck_assert_uint_eq(res.items, 0);
+    for (int i = 0; i < NKEYS; i++)
+        old_max = sh->cas[i] > old_max ? sh->cas[i] : old_max;
+    ck_assert_uint_gt(put(5, 1, 0), old_max);
+}
+END_TEST
+
+START_TEST(test_cas_mark_corrupt_refused)
+{
+    struct persist_result res;
+
+    previous_process(fill);
+    ((struct persist_sb *)meta_mem)->cas_mark = UINT64_MAX - 5;
+    storage_up(true, &res);
+    assert_refused(&res, "CAS mark corrupt");
+}
+END_TEST
+
 START_TEST(test_set_after_flush_and_restart)
 {
     struct persist_result res;
@@ -733,6 +773,8 @@ static Suite *persist_suite(void)
     tcase_add_test(tc, test_expired_not_relinked);
     tcase_add_test(tc, test_flush_survives_restart);
     tcase_add_test(tc, test_set_after_flush_and_restart);
+    tcase_add_test(tc, test_cas_ids_not_reused);
+    tcase_add_test(tc, test_cas_mark_corrupt_refused);
     tcase_add_test(tc, test_kill_during_set_storm);
     tcase_add_test(tc, test_kill_during_growth);
     suite_add_tcase(s, tc);
