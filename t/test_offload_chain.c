@@ -225,11 +225,52 @@ START_TEST(hit_either_bucket_any_slot)
 }
 END_TEST
 
-/* The RedN-Seq chain (bucket 2 only after bucket 1) finds the same. */
+/* The opcodes of the first n WQEs of q's ring (unit 0 of a worker). */
+static void ring_opcodes(const struct chain_q *q, uint8_t *out, unsigned n)
+{
+    uint32_t bb = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        const struct mlx5_ctrl_seg *c =
+            (const void *)(q->sq.buf + (size_t)bb * MLX5_SEND_WQE_BB);
+
+        out[i] = mlx5_ctrl_opcode(c);
+        bb += (mlx5_ctrl_ds(c) * MLX5_SEND_WQE_DS + MLX5_SEND_WQE_BB - 1) /
+              MLX5_SEND_WQE_BB;
+    }
+}
+
+enum {
+    W = MLX5_OPCODE_WAIT,
+    E = MLX5_OPCODE_SEND_EN,
+    R = MLX5_OPCODE_RDMA_READ,
+    C = MLX5_OPCODE_ATOMIC_CS
+};
+
+/* The default chain: both READs, then all eight CASes, then the releases. */
+START_TEST(parallel_search_order)
+{
+    static const uint8_t want[] = {W, E, R, R, C, C, C, C,
+                                   C, C, C, C, W, E, W, E};
+    uint8_t got[sizeof(want)];
+
+    ring_opcodes(&w.a.l.pipe.w, got, sizeof(got));
+    ck_assert_mem_eq(got, want, sizeof(want));
+}
+END_TEST
+
+/* The RedN-Seq chain: bucket 2's READ only after bucket 1's CASes are done
+ * (its release WAITs for them); it finds the same keys. */
 START_TEST(seq_search_hits_either_bucket)
 {
+    static const uint8_t want[] = {W, E, R, C, C, C, C, W,
+                                   E, R, C, C, C, C, W, E};
+    uint8_t got[sizeof(want)];
+
     w.b.seq = true;
     peer_open(&w.b);
+    ring_opcodes(&w.b.l.pipe.w, got, sizeof(got));
+    ck_assert_mem_eq(got, want, sizeof(want));
     hit_every_slot(&w.b);
     ck_assert(!ofl_pipe_failed(&w.b.l.pipe));
 }
@@ -605,6 +646,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, hit_either_bucket_any_slot);
+    tcase_add_test(tc, parallel_search_order);
     tcase_add_test(tc, seq_search_hits_either_bucket);
     tcase_add_test(tc, miss_with_full_buckets);
     tcase_add_test(tc, fingerprint_collision);
