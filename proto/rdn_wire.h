@@ -48,7 +48,7 @@
 #include "proto/table.h"
 
 #define RDN_WIRE_MAGIC   0x314e4452u /* "RDN1" as little-endian bytes */
-#define RDN_WIRE_VERSION 1
+#define RDN_WIRE_VERSION 2
 #define RDN_WIRE_MAX_MSG (64 * 1024) /* largest payload accepted */
 #define RDN_QP_ADDR_LEN  32          /* struct rnic_addr */
 
@@ -113,6 +113,7 @@ struct rdn_welcome {
     uint32_t depth;     /* slots granted, <= requested; a power of two */
     uint32_t slot_min;  /* smallest slot size the server accepts */
     uint32_t rsvd;
+    uint64_t token; /* random: proves who sends a RESUME */
 };
 
 struct rdn_reject {
@@ -125,19 +126,19 @@ struct rdn_reject {
  * one died with the server while its NIC path lived on (the restarted
  * server re-attached its chain): the connection becomes that client's
  * again (LRU reports, refreshes). Answered with GEOMETRY, or REJECT when
- * the server has no such client. The response buffer's address and key,
- * which only the client and the server know, prove who asks.
+ * the server has no such client. The welcome's random token, which only
+ * the client and the server know, proves who asks.
  */
 struct rdn_resume {
-    uint64_t buf_addr; /* as in the client's hello */
-    uint32_t buf_rkey;
-    uint32_t client_id; /* as in the server's welcome */
+    uint64_t token;     /* as in the server's welcome */
+    uint32_t client_id; /* likewise */
+    uint32_t rsvd;
 };
 
 _Static_assert(sizeof(struct rdn_msg_hdr) == 16, "rdn_msg_hdr is 16 B");
 _Static_assert(sizeof(struct rdn_hello) == 56, "rdn_hello is 56 B");
 _Static_assert(sizeof(struct rdn_geometry) == 64, "rdn_geometry is 64 B");
-_Static_assert(sizeof(struct rdn_welcome) == 112, "rdn_welcome is 112 B");
+_Static_assert(sizeof(struct rdn_welcome) == 120, "rdn_welcome is 120 B");
 _Static_assert(sizeof(struct rdn_reject) == 128, "rdn_reject is 128 B");
 _Static_assert(sizeof(struct rdn_resume) == 16, "rdn_resume is 16 B");
 

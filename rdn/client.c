@@ -44,7 +44,7 @@ struct rdn_conn {
     struct rdn_geometry geo;
     uint64_t geo_ms; /* when geo.server_time was current */
     uint32_t id;
-    struct rdn_hello hello; /* what we said (RESUME proves it) */
+    uint64_t token; /* the welcome's (RESUME proves who we are) */
     memcached_st *mc;
     struct ofl_hits hits;
     uint64_t hit_fp[RDN_HITS_MAX];
@@ -147,9 +147,7 @@ static int ask_geometry(struct rdn_conn *c, uint16_t msg, const void *payload,
  */
 static int ctl_resume(struct rdn_conn *c)
 {
-    struct rdn_resume r = {.buf_addr = c->hello.buf_addr,
-                           .buf_rkey = c->hello.buf_rkey,
-                           .client_id = c->id};
+    struct rdn_resume r = {.token = c->token, .client_id = c->id};
     int fd = tcp_connect(c->host, c->rdn_port), rc;
 
     if (fd < 0)
@@ -191,7 +189,6 @@ static int hello(struct rdn_conn *c)
     h.flags = c->opts.search_seq ? RDN_HELLO_SEQ : 0;
     if (rc == 0)
         rc = ofl_wire_send(c->ctl, RDN_MSG_HELLO, &h, sizeof(h), 0);
-    c->hello = h;
     if (rc == 0)
         rc = expect_msg(c, RDN_MSG_WELCOME, &w, sizeof(w));
     if (rc == 0 && (!geometry_ok(&w.geo) || w.depth == 0 ||
@@ -203,6 +200,7 @@ static int hello(struct rdn_conn *c)
     c->geo = w.geo;
     c->geo_ms = mono_ms();
     c->id = w.client_id;
+    c->token = w.token;
     return ofl_client_connect(&c->nic, w.qp_addr);
 }
 

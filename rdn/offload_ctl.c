@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -150,7 +151,8 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
                              .slot_size = h->slot_size,
                              .slot_rkey = h->buf_rkey,
                              .slot_addr = h->buf_addr,
-                             .flags = h->flags};
+                             .flags = h->flags,
+                             .token = c->token};
     struct ofl_pipe_cfg cfg;
     struct rnic_addr peer;
     int rc;
@@ -209,6 +211,10 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
         reject(c->fd, -EUSERS, "too many clients");
         return -EUSERS;
     }
+    if (getrandom(&c->token, sizeof(c->token), 0) != sizeof(c->token)) {
+        reject(c->fd, -EAGAIN, "no randomness for the client's token");
+        return -EAGAIN;
+    }
     c->depth = h.depth < o->cfg.max_depth ? h.depth : o->cfg.max_depth;
     rc = pipe_up(o, c, &h, &mine);
     if (rc < 0) {
@@ -223,6 +229,7 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     w.client_id = c->id;
     w.depth = c->depth;
     w.slot_min = (uint32_t)rdn_resp_slot_size(o->cfg.item_size_max);
+    w.token = c->token;
     ofl_log(o, "client %u (%s) connected, depth %u", c->id, c->peer, c->depth);
     return ofl_wire_send(c->fd, RDN_MSG_WELCOME, &w, sizeof(w), 1);
 }
@@ -265,8 +272,7 @@ static int do_resume(struct rdn_offload *o, struct ofl_conn *c,
     pthread_mutex_lock(&o->lock);
     for (a = o->conns; a; a = a->next)
         if (a->fd < 0 && a->state == OFL_CONN_READY && a->id == r.client_id &&
-            a->pipe.cfg.slot_addr == r.buf_addr &&
-            a->pipe.cfg.slot_rkey == r.buf_rkey)
+            a->token == r.token)
             break;
     if (a) {
         a->fd = c->fd;

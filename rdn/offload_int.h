@@ -55,6 +55,7 @@ struct ofl_conn {
     uint64_t mark[OFL_SNAPS]; /* receives seen at each epoch snapshot */
     uint64_t stuck_since_ms;  /* in-flight GETs without progress since */
     uint64_t adopted_ms;      /* re-attached then (fd < 0 until RESUME) */
+    uint64_t token;           /* the welcome's */
     uint64_t last_done;
     uint64_t refreshes, touches;
 };
@@ -78,6 +79,7 @@ struct ofl_pclient {
     uint64_t slot_addr;
     uint32_t flags; /* the hello's RDN_HELLO_* */
     uint32_t rsvd;
+    uint64_t token; /* the welcome's (RESUME proves it) */
 };
 
 struct ofl_pstate {

@@ -31,7 +31,7 @@
 
 #include "rdn/offload_int.h"
 
-#define OFL_PSTATE_MAGIC UINT64_C(0x34304c464f4e4452) /* "RDNOFL04" */
+#define OFL_PSTATE_MAGIC UINT64_C(0x35304c464f4e4452) /* "RDNOFL05" */
 #define OFL_MASTER_WQEBB 64
 #define OFL_DONE_DEPTH   (1u << 16)
 
@@ -194,6 +194,7 @@ static void adopt_clients(struct rdn_offload *o)
             continue;
         }
         c->id = pc->id;
+        c->token = pc->token;
         c->fd = -1;
         c->depth = pc->depth;
         c->state = OFL_CONN_READY;

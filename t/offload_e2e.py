@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
 from offload_env import (ENOENT, EAGAIN, Driver, Nicd, run_driver,  # noqa
-                         accepts, start_server)
+                         accepts, forged_resume, start_server)
 
 MB = 1024 * 1024
 
@@ -384,6 +384,10 @@ def server_crash(t, nkeys, args=()):
                    p is not None):
         d.close()
         return
+    # Someone else claims the re-attached client: the id is easy to guess,
+    # the welcome's random token is not.
+    t.eq("crash: a forged RESUME is rejected",
+         forged_resume(rdn_port, d.stats()["id"], 0x1234), -2)
     round_ok()
     t.check("crash: GETs right after the restart", not bad, repr(bad[:3]))
     c = mctest.Client(Srv)

@@ -79,6 +79,26 @@ def start_server(args=(), tries=5):
     raise last
 
 
+def forged_resume(port, client_id, token):
+    """Sends a RESUME (proto/rdn_wire.h) on a new handshake connection:
+    the REJECT status it gets (a negative errno), 0 for another answer,
+    None if the server just hangs up."""
+    import struct
+    payload = struct.pack("<QII", token, client_id, 0)
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        s.sendall(struct.pack("<IHHII", 0x314E4452, 2, 7, len(payload), 0) +
+                  payload)
+        hdr = s.recv(16, socket.MSG_WAITALL)
+        if len(hdr) < 16:
+            return None
+        mtype, n = struct.unpack("<4xHHI4x", hdr)[1:]
+        body = s.recv(n, socket.MSG_WAITALL)
+        return struct.unpack("<i", body[:4])[0] if mtype == 3 else 0
+    finally:
+        s.close()
+
+
 def accepts(port):
     """True if something accepts TCP connections on 127.0.0.1:port."""
     try:

@@ -28,7 +28,7 @@ ENOENT, EINVAL, EPROTO, EMSGSIZE, EUSERS, EPROTONOSUPPORT = \
 KEYS = [b"good-%d" % i for i in range(16)]
 
 
-def msg(mtype, payload=b"", version=1):
+def msg(mtype, payload=b"", version=2):
     return struct.pack("<IHHII", MAGIC, version, mtype, len(payload),
                        0) + payload
 
@@ -169,14 +169,14 @@ def test_handshake(t, srv, port, good):
     t.check("REFRESH with a payload: closed", closed(s))
     s.close()
     s = ctl(port)
-    s.sendall(struct.pack("<IHHII", MAGIC, 1, HELLO, 1 << 30, 0))
+    s.sendall(struct.pack("<IHHII", MAGIC, 2, HELLO, 1 << 30, 0))
     t.check("huge length: closed", closed(s))
     s.close()
     # Taking over a client: the live ones have their connection, and a
     # guessed id without the client's buffer key names nobody.
     for cid in range(1, 9):
         s = ctl(port)
-        s.sendall(msg(RESUME, struct.pack("<QII", 0x10000, 1, cid)))
+        s.sendall(msg(RESUME, struct.pack("<QII", 0x10000 + cid, cid, 0)))
         t.eq("RESUME of client %d: rejected" % cid, rejected(read_reply(s)),
              ENOENT)
         s.close()
