@@ -261,24 +261,6 @@ def writable_maps(pid):
     return out
 
 
-def find_superblock(pid):
-    """The address of our superblock in pid's memory, or None."""
-    with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
-        for lo, hi in writable_maps(pid):
-            for off in range(lo, hi, MB):
-                try:
-                    mem.seek(off)
-                    data = mem.read(min(MB, hi - off))
-                except OSError:
-                    break
-                i = data.find(MAGIC)
-                while i >= 0:
-                    if i % 8 == 0 and data[i + 8:i + 12] == VERSION:
-                        return off + i
-                    i = data.find(MAGIC, i + 1)
-    return None
-
-
 def find_all(pid, pattern):
     """Every 8-aligned address of pattern in pid's writable memory."""
     found = []
@@ -296,6 +278,14 @@ def find_all(pid, pattern):
                         found.append(off + i)
                     i = data.find(pattern, i + 1)
     return found
+
+
+def find_superblock(pid):
+    """The address of our superblock in pid's memory, or None."""
+    for at in find_all(pid, MAGIC):
+        if peek(pid, at + 8, 4) == VERSION:
+            return at
+    return None
 
 
 def peek(pid, addr, n):
