@@ -3,7 +3,7 @@
 # The assembler alone (no NIC): golden WQE bytes, wrap, fields, byte order.
 check_PROGRAMS += t/test_chain_asm
 TESTS += t/test_chain_asm
-t_test_chain_asm_SOURCES = t/test_chain_asm.c
+t_test_chain_asm_SOURCES = t/test_chain_asm.c t/testutil.c
 t_test_chain_asm_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 t_test_chain_asm_LDADD = rdn/librdnchain.a $(CHECK_LIBS)
 

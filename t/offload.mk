@@ -3,7 +3,7 @@
 # The chain and the client half in one process on softnic-inproc.
 check_PROGRAMS += t/test_offload_chain
 TESTS += t/test_offload_chain
-t_test_offload_chain_SOURCES = t/test_offload_chain.c
+t_test_offload_chain_SOURCES = t/test_offload_chain.c t/testutil.c
 t_test_offload_chain_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 t_test_offload_chain_LDADD = $(RDN_OFFLOAD_LIBS) $(CHECK_LIBS)
 
@@ -21,6 +21,6 @@ dist_check_SCRIPTS += $(OFFLOAD_PY_TESTS)
 # The RPC baseline server against a client that never takes its replies.
 check_PROGRAMS += t/test_bl_replies
 TESTS += t/test_bl_replies
-t_test_bl_replies_SOURCES = t/test_bl_replies.c
+t_test_bl_replies_SOURCES = t/test_bl_replies.c t/testutil.c
 t_test_bl_replies_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 t_test_bl_replies_LDADD = rdn/librdnbaseline.a $(RDN_OFFLOAD_LIBS) $(CHECK_LIBS)

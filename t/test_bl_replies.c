@@ -20,6 +20,7 @@
 #include "rdn/baseline_wire.h"
 #include "rdn/chain.h"
 #include "rdn/offload_wire.h"
+#include "t/testutil.h"
 
 #define NREQ    200 /* more than the server's send ring holds */
 #define DEPTH   64
@@ -170,15 +171,9 @@ int main(void)
 {
     Suite *s = suite_create("bl_replies");
     TCase *tc = tcase_create("rpc");
-    SRunner *sr;
-    int failed;
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, unanswered_replies_release_each_ref_once);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rdn/chain.h"
+#include "t/testutil.h"
 
 #define RING_BB 8
 #define QPN     0x123
@@ -499,11 +500,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(suite());
 }

@@ -20,6 +20,7 @@
 
 #include "proto/keyhash.h"
 #include "rdn/offload_table.h"
+#include "t/testutil.h"
 
 #define HASHPOWER 4
 #define ITEM_MAX  (1024 * 1024)
@@ -640,8 +641,6 @@ int main(void)
 {
     Suite *s = suite_create("offload_chain");
     TCase *tc = tcase_create("get");
-    SRunner *sr;
-    int failed;
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
@@ -661,9 +660,5 @@ int main(void)
     tcase_add_test(tc, checker_finds_no_hazard);
     tcase_add_test(tc, client_reaches_no_server_memory);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -1,6 +1,6 @@
 /*
- * t/testutil.h - helpers shared by the Check unit tests (t/test_murmur3.c,
- * t/test_slabs.c, t/test_assoc.c, t/test_items.c).
+ * t/testutil.h - helpers shared by the Check unit tests (REQUIRE, stats
+ * records, running a suite).
  */
 #ifndef T_TESTUTIL_H
 #define T_TESTUTIL_H
