@@ -180,9 +180,9 @@ class Client:
         finally:
             self.sock.settimeout(IO_TIMEOUT)
 
-    def get(self, key):
-        """(flags, value) of key, or None."""
-        self.send(b"get " + key + b"\r\n")
+    def _retrieve(self, cmd, key):
+        """The VALUE line's words and the value of one key, or None."""
+        self.send(cmd + b" " + key + b"\r\n")
         ln = self.line()
         if ln == b"END\r\n":
             return None
@@ -190,7 +190,17 @@ class Client:
         val = self.read(int(parts[3]) + 2)[:-2]
         end = self.line()
         assert end == b"END\r\n", end
-        return int(parts[2]), val
+        return parts, val
+
+    def get(self, key):
+        """(flags, value) of key, or None."""
+        r = self._retrieve(b"get", key)
+        return r and (int(r[0][2]), r[1])
+
+    def gets(self, key):
+        """(flags, value, cas) of key, or None."""
+        r = self._retrieve(b"gets", key)
+        return r and (int(r[0][2]), r[1], int(r[0][4]))
 
     def set(self, key, val, flags=0, exptime=0):
         self.send(b"set %s %d %d %d\r\n%s\r\n" % (key, flags, exptime,
