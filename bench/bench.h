@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rdn/rnic.h"
+#include "rdn/rnic/rnic.h"
 
 /* Where measured keys sit in the server's table (bench/bench_keys.c). */
 enum kv_placement {

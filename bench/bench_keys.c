@@ -22,7 +22,7 @@
 
 #include "bench/bench_kv.h"
 #include "proto/keyhash.h"
-#include "rdn/baseline_cli.h"
+#include "rdn/baseline/baseline_cli.h"
 
 #define MAX_HASHPOWER 22 /* candidates: two per bucket */
 

@@ -5,7 +5,7 @@
 #define BENCH_BENCH_MICRO_H
 
 #include "bench/bench.h"
-#include "rdn/chain.h"
+#include "rdn/chain/chain.h"
 
 #define BM_NO_PEER ((struct chain_q *)1) /* bm_queue: leave unconnected */
 

@@ -13,7 +13,7 @@
 
 #include "memcached/bl_glue.h"
 #include "memcached/items.h"
-#include "rdn/baseline_srv.h"
+#include "rdn/baseline/baseline_srv.h"
 
 static struct {
     int port; /* 0: off */

@@ -17,7 +17,7 @@
 
 #include "memcached/assoc.h"
 #include "memcached/crawler.h"
-#include "memcached/items_internal.h"
+#include "memcached/items_int.h"
 #include "memcached/settings.h"
 #include "memcached/stats.h"
 

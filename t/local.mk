@@ -5,3 +5,7 @@ include t/softnic.mk
 include t/chain.mk
 include t/offload.mk
 include t/bench.mk
+
+# The layout's include rules (scripts/check-layout, docs/design.md).
+TESTS += scripts/check-layout
+dist_check_SCRIPTS += scripts/check-layout

@@ -39,9 +39,9 @@
 #include <unistd.h>
 
 #include "proto/keyhash.h"
-#include "rdn/client.h"
-#include "rdn/offload_client.h"
-#include "rdn/offload_wire.h"
+#include "proto/rdn_framing.h"
+#include "rdn/librdn/client.h"
+#include "rdn/librdn/nic_client.h"
 
 static int rdn_port = 11212, tcp_port = 11211, no_fallback;
 

@@ -531,7 +531,7 @@ def server_restart(t, sig):
 
 def test_cli(t, srv, port):
     import subprocess
-    cli = os.path.join(mctest.TOP_BUILDDIR, "rdn", "rdn-cli")
+    cli = os.path.join(mctest.TOP_BUILDDIR, "rdn", "librdn", "rdn-cli")
     base = [cli, "-p", str(port), "-t", str(srv.port)]
     r = subprocess.run(base + ["set", "cli-key", "hello"])
     t.eq("rdn-cli set", r.returncode, 0)

@@ -8,7 +8,7 @@ TESTS += t/test_items $(SERVER_PY_TESTS)
 dist_check_SCRIPTS += $(SERVER_PY_TESTS)
 EXTRA_DIST += t/mctest.py
 
-t_test_items_SOURCES = t/test_items.c t/testutil.c
+t_test_items_SOURCES = t/test_items.c $(TESTUTIL)
 t_test_items_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
 t_test_items_LDADD = $(MCSERVER_LIBS) $(CHECK_LIBS)
 

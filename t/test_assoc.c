@@ -15,7 +15,7 @@
 
 #include "memcached/arena.h"
 #include "memcached/assoc.h"
-#include "t/testutil.h"
+#include "t/support/testutil.h"
 
 /* ---- items and keys --------------------------------------------------- */
 

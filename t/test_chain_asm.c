@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdn/chain.h"
-#include "t/testutil.h"
+#include "rdn/chain/chain.h"
+#include "t/support/testutil.h"
 
 #define RING_BB 8
 #define QPN     0x123

@@ -17,7 +17,7 @@
 #include "rdn/programs/counter_loop.h"
 #include "rdn/programs/list_walk.h"
 #include "rdn/programs/turing.h"
-#include "t/chain_testutil.h"
+#include "t/support/chain_testutil.h"
 
 #define SRC_OFF 0
 #define DST_OFF 64

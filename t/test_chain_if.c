@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "t/chain_testutil.h"
+#include "t/support/chain_testutil.h"
 
 #define SRC_OFF 0
 #define DST_OFF 64

@@ -13,7 +13,7 @@
 
 #include "rdn/programs/count_while.h"
 #include "rdn/programs/counter_loop.h"
-#include "t/chain_testutil.h"
+#include "t/support/chain_testutil.h"
 
 /*
  * Runs n iterations of count_while; returns the settled counter. done: the

@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "t/chain_testutil.h"
-#include "t/nicd_testutil.h"
+#include "t/support/chain_testutil.h"
+#include "t/support/nicd_testutil.h"
 
 #define DOMAIN  "chq"
 #define PREFIX  "getq"

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "t/chain_testutil.h"
+#include "t/support/chain_testutil.h"
 
 #define MSG_LEN   8
 #define SLOT_LEN  64

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "proto/keyhash.h"
-#include "t/testutil.h"
+#include "t/support/testutil.h"
 
 struct vector {
     const char *key;

@@ -19,8 +19,8 @@
 #include <time.h>
 
 #include "proto/keyhash.h"
-#include "rdn/offload_table.h"
-#include "t/testutil.h"
+#include "t/support/offload_table.h"
+#include "t/support/testutil.h"
 
 #define HASHPOWER 4
 #define ITEM_MAX  (1024 * 1024)

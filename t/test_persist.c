@@ -29,7 +29,7 @@
 #include "memcached/persist_int.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
-#include "t/testutil.h"
+#include "t/support/testutil.h"
 
 #define NKEYS       3000
 #define MEM_LIMIT   (32u << 20)

@@ -12,7 +12,7 @@
 
 #include "memcached/arena.h"
 #include "memcached/slabs.h"
-#include "t/testutil.h"
+#include "t/support/testutil.h"
 
 #define MB (1024 * 1024)
 

@@ -13,7 +13,7 @@
 
 #include "rdn/softnic/timing.h"
 #include "rdn/softnic/trace.h"
-#include "t/test_softnic_util.h"
+#include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rdn/chain.h"
+#include "rdn/chain/chain.h"
 
 #define COUNT_WHILE_MAX 16
 

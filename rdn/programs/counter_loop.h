@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "rdn/chain.h"
+#include "rdn/chain/chain.h"
 
 #define COUNTER_STOP 1u
 

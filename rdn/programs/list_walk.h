@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "proto/mlx5.h"
-#include "rdn/chain.h"
+#include "rdn/chain/chain.h"
 
 #define LIST_MAX_NODES 8 /* two scatter entries per node: 16 = RECV max */
 #define LIST_IMM_DONE  0x444f4e45u

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "rdn/softnic/client.h"
-#include "rdn/softnic/engine.h"
-#include "rdn/softnic/obj.h"
+#include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/obj_int.h"
 
 struct sn_cmem {
     struct sn_cmem *next;

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rdn/provider.h"
+#include "rdn/rnic/provider.h"
 #include "rdn/softnic/ctl.h"
 
 struct sn_transport {

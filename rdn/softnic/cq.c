@@ -11,7 +11,7 @@
 
 #include <limits.h>
 
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 
 static void sn_cq_lock(uint32_t *l)
 {

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rdn/softnic/obj.h"
+#include "rdn/softnic/obj_int.h"
 
 #define sn_foreach_safe(l, n, head)                                            \
     for ((l) = (head)->next, (n) = (l)->next; (l) != (head);                   \

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "rdn/rnic.h"
+#include "rdn/rnic/rnic.h"
 
 #define SN_CTL_VERSION 3 /* 2: QP responder access; 3: big-endian rq_db */
 #define SN_PATH_MAX    256

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "rdn/softnic/client.h"
-#include "rdn/softnic/provider.h"
 #include "rdn/softnic/sock.h"
+#include "rdn/softnic/softnic.h"
 
 #define SN_AUTOSTART_WAIT_MS 5000
 

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 
 #define SN_SLEEP_SLACK_NS 100000u /* timers nearer than this: spin */
 #define SN_PEER_CHECK     2       /* spin steps between looks at peers */

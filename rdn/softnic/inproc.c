@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "rdn/softnic/client.h"
-#include "rdn/softnic/engine.h"
-#include "rdn/softnic/provider.h"
+#include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/softnic.h"
 
 #define SN_DEFAULT_SPIN_NS 50000u
 

@@ -24,7 +24,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "rdn/softnic/obj.h"
+#include "rdn/softnic/obj_int.h"
 
 int sn_fail(struct sn_ctl_resp *resp, int err, const char *fmt, ...)
 {

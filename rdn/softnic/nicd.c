@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "rdn/softnic/ctl.h"
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 #include "rdn/softnic/sock.h"
 
 #define NICD_MAX_CLIENTS 1024

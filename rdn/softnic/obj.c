@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rdn/softnic/obj.h"
+#include "rdn/softnic/obj_int.h"
 
 static uint32_t sn_pow2(uint32_t v)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdn/rnic.h"
+#include "rdn/rnic/rnic.h"
 #include "rdn/softnic/trace.h"
 
 #define BAR_WIDTH 40

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdn/softnic/shm.h"
+#include "rdn/softnic/shm_int.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
