@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench.h - what rdn-bench's modes share: the run context (options,
  * the open device), latency samples and their percentiles, and result

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_get.c - `rdn-bench get`: the offloaded GET's chain against
  * one RDMA READ of the same size ("ideal"), on the same softnic, for values

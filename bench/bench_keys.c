@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_keys.c - the keys of rdn-bench's key-value modes, and where
  * they land in the server's cuckoo table (the collision experiment).

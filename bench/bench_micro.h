@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_micro.h - helpers shared by the parts of `rdn-bench micro`.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_onesided.c - `rdn-bench onesided` (FaRM-style: READ both
  * candidate buckets, then the item) and `rdn-bench ideal` (one READ of an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_redn.c - the offloaded GET through librdn (rdn/librdn/client.h):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_rpc.c - `rdn-bench rpc-poll` and `rdn-bench rpc-event`: RPC
  * over RDMA (SEND the key, a server thread looks it up through the cache

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Build rules for bench/ (included by the top-level Makefile.am).
 
 # rdn-bench: one program, a mode per subcommand (bench/bench_<mode>.c).

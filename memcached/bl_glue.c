@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/bl_glue.c - the cache's side of the RDMA baselines (see
  * bl_glue.h): the RPC threads look keys up with item_get(), as a GET

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/bl_glue.h - connects the cache to the benchmark's RDMA
  * baselines (rdn/baseline/baseline_srv.h) when --rdn-baselines PORT is given

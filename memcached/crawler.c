@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/crawler.c - the background expiry crawler (see crawler.h).
  *

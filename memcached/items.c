@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/items.c - items: allocation with LRU eviction, lookup with lazy
  * expiry, copy-on-write mutations, flush_all and the per-class LRUs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/items_int.h - the LRU structures items.c shares with the
  * crawler (crawler.c). Not for the protocol layer.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Build rules for memcached/ (included by the top-level Makefile.am).
 
 # The storage layer: arena, slab allocator, cuckoo index, stats sink.

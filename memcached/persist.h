@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/persist.h - the cache's memory outlives the process: building
  * the storage (arena, slab classes, cuckoo index, LRUs) either fresh or by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/rdn_glue.c - the cache's side of the offloaded GET (see
  * rdn_glue.h and rdn/offload/offload.h).

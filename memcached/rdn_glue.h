@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/rdn_glue.h - connects the cache to the offloaded GET
  * (rdn/offload/offload.h), when --rdn-port is given: the item arena and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # proto/: formats shared by server, chains and clients (mlx5 WQE segments,
 # the item and table layouts, the handshake messages and their framing) and
 # the key hash, linked by the server, the offload module and RDMA clients.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/mlx5.h - the byte format of send work queue entries (WQEs) as a
  * ConnectX (mlx5) NIC reads them, shared by the chain assembler, softnic and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/rdn_framing.c - framing of handshake messages (see rdn_framing.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/rdn_framing.h - framing of the handshake connection's messages
  * (proto/rdn_wire.h), shared by the server's control thread and librdn.

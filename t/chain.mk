@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of chain (included by t/local.mk).
 
 # The assembler alone (no NIC): golden WQE bytes, wrap, fields, byte order.

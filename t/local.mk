@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests. Each subsystem keeps its test rules in t/<subsystem>.mk.
 include t/storage.mk
 include t/server.mk

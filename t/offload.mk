@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of the offloaded GET (included by t/local.mk).
 
 # The chain and the client half in one process on softnic-inproc.

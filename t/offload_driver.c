@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/offload_driver.c - the RDMA client the offload's end-to-end tests
  * (t/offload_*.py) run against a real memcached --rdn-port through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """t/offload_e2e.py - offloaded GETs end to end, in separate processes:
 memcached --rdn-port, a private rdn-nicd, RDMA clients (t/offload_driver).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """t/offload_restart.py - a server killed or stopped comes back with its
 items (memcached/persist.h), end to end: memcached --rdn-port on a private
 rdn-nicd, restarted on the same ports (same rdn-nicd domain).

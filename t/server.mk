@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of server (included by t/local.mk).
 # Unit tests of the server's item layer, and the protocol tests, which
 # start memcached/memcached on free ports and drive it over TCP/UDP/unix.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of softnic (included by t/local.mk).
 
 SOFTNIC_TEST_SOURCES = $(SOFTNIC_TESTUTIL)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of storage (included by t/local.mk): the key hash, the arena and
 # slab allocator, the cuckoo index.
 STORAGE_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_assoc.c - the cuckoo index: insert/find/delete/replace, the slot
  * bytes of proto/table.h, full buckets and displacement paths, colliding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_bl_replies.c - the RPC baseline server (rdn/baseline/baseline_srv.c)
  * on "softnic-inproc" against a client that sends requests but never posts a

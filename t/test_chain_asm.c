@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_asm.c - the chain assembler without a NIC: golden WQE bytes
  * for every opcode (mlx5 layout, big-endian fields, ds counts), ring wrap,

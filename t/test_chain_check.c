@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_check.c - the chain checker: it passes the good chains (the
  * if-construct, the list walk with and without break, the recycled counter

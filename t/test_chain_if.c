@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_if.c - the if-construct on softnic: both branches, the
  * boundary operands 0 and 2^48-1, every id byte taking part in the

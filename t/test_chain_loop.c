@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_loop.c - loops on softnic. Unrolled: 1..8 iterations, with
  * and without break, the break taken at the first, a middle and the last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_persist.c - chain_q_persist / chain_q_attach through a
  * private rdn-nicd: a process builds a queue (own CQs, a receive queue, a

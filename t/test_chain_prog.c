@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_prog.c - programs that run on the NIC alone: the linked-list
  * walk (1..8 nodes, key at every position or absent, with and without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_rqdb.c - receives made available by RDMA: a chain WQE (a
  * loopback WRITE, or a READ whose scatter is the record) stores a new

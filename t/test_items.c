@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_items.c - unit tests of memcached/items.c: copy-on-write stamps,
  * store semantics, CAS, expiry, flush, incr/decr edge cases, LRU eviction

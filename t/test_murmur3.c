@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_murmur3.c - MurmurHash3 x64-128 against reference vectors and the
  * key hash rules of proto/keyhash.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_offload_chain.c - the offloaded GET's chain and its client half in
  * one process on "softnic-inproc": a hand-built table and item arena in

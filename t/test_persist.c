@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_persist.c - unit tests of memcached/persist.c: a restart simulated
  * in-process. The "previous server" is a forked child that builds the

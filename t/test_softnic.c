@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic.c - every opcode on softnic, byte-exact on memory and
  * completions: NOP, WRITE, WRITE_IMM, SEND, SEND_IMM, READ, CAS, FADD,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_access.c - per-QP responder access (rnic_qp_init_attr's
  * access with RNIC_QP_RESTRICT_ACCESS, verbs' qp_access_flags) and the

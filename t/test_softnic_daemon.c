@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_daemon.c - rdn-nicd: applications killed with SIGKILL
  * leave the daemon running with their objects freed; persistent objects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_errors.c - softnic's error model, as ibverbs has it: every
  * protection or length violation gives the right error completion, moves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_golden.c - golden WQE bytes. For every opcode: the bytes
  * of a WQE with known fields, written out by hand from the mlx5 layout of

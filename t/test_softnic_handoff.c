@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_handoff.c - packets handed from one engine thread to
  * another: a READ's request goes from the requester's thread to the

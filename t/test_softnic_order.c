@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_order.c - ordering and self-modification on softnic:
  * WAIT (absolute CQ counts), SEND_EN / RECV_EN of managed queues, managed

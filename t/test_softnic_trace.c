@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_trace.c - the WQE trace and rdn-trace, and the cx5 timing
  * model's arithmetic as the trace shows it (model times are computed, not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/baseline/baseline_cli.c - the clients of the RDMA baselines (see
  * baseline_cli.h). One request at a time per connection: these clients

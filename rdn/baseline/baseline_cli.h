@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/baseline/baseline_cli.h - clients of the benchmark's RDMA baselines
  * (rdn/baseline/baseline_wire.h), to be compared with the offloaded GET:

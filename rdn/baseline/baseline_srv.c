@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/baseline/baseline_srv.c - the server side of the RDMA baselines (see
  * baseline_srv.h): exposed regions, the handshake listener, one polling

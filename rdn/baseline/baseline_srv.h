@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/baseline/baseline_srv.h - the server side of the benchmark's RDMA
  * baselines (rdn/baseline/baseline_wire.h): FaRM-style one-sided GETs, where

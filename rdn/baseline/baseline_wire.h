@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/baseline/baseline_wire.h - what the benchmark's RDMA baselines say to the
  * server (memcached --rdn-baselines PORT, rdn/baseline/baseline_srv.h): a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # rdn/baseline: the benchmark's RDMA baselines (FaRM-style one-sided and RPC
 # over RDMA). The server side (baseline_srv.h) runs inside memcached with
 # --rdn-baselines; the client side (baseline_cli.h) is rdn-bench's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/chain/chain.c - the queues and CQs chains are built on: creation, the
  * registered send ring and sink, connection, doorbells, receives. WQE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/chain/chain_asm.c - the assembler proper: encodes work requests as mlx5
  * WQE bytes on a ring (wrapping at its end), tracks absolute indexes and

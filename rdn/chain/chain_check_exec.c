@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/chain/chain_check_exec.c - the checker's execution model (see
  * chain_check.c for the whole picture): a private shadow of the memory a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/chain/chain_check_hb.c - the checker's happens-before model and hazard
  * analysis (see chain_check.c for the whole picture).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/chain/chain_check_int.h - what the checker's modules share: the model's
  * state (queues, CQs, shadow memory, events, recorded accesses) and the

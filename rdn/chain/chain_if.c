@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/chain/chain_if.c - the if-construct (RedN section 3): a CAS on the first
  * 8 bytes of a later WQE's ctrl segment compares its opcode, ds and 48 id bits

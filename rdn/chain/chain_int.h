@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/chain/chain_int.h - what the chain modules (chain.c, chain_if.c,
  * chain_loop.c, chain_check.c) share and callers do not need.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/chain/chain_loop.c - loops on the NIC: unrolled (iterations pre-posted,
  * each released by the previous one's trigger; break disarms a trigger)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/chain/chain_persist.c - keeping chain objects alive across the death of
  * their process (rnic_persist) and re-attaching them in a new one

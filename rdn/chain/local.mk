@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # rdn/chain: the chain assembler, RedN's constructs (if, loops) and the
 # chain checker, over rdn/rnic. chain.h is the interface.
 noinst_LIBRARIES += rdn/chain/librdnchain.a

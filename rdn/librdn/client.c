@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/librdn/client.c - librdn (see client.h): the handshake, the GET pipeline
  * over the NIC half (rdn/librdn/nic_client.h), the judgement of every answer,

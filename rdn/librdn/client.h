@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/librdn/client.h - librdn: GETs that complete on the server's NIC.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # rdn/librdn: the client side. client.h is librdn's API (handshake,
 # verified NIC answers, TCP fallback through libmemcached); nic_client.h is
 # its NIC half (response buffers, the GET SEND, verdicts), which tests and

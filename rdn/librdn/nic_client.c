@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/librdn/nic_client.c - requests, answers and their verification on the
  * client's NIC (see nic_client.h).

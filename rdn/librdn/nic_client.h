@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/librdn/nic_client.h - the NIC half of an RDMA client of the offloaded
  * GET: its QP, its response slots, building and sending requests

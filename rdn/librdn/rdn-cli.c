@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/librdn/rdn-cli.c - a terminal client of the offloaded GET.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/ctl.c - the control thread: the handshake listener and every
  * client's control connection (proto/rdn_wire.h). A HELLO creates the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # rdn/offload: the server side of the offloaded GET. offload.h is the
 # module memcached links (handshake and control thread, watch thread,
 # persistence); pipeline.h builds one client's recycled chain, for the

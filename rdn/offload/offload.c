@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/offload.c - the offload module: the NIC device, the memory the
  * cache keeps its table and items in, the table geometry and generation word,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/offload.h - the server side of the offloaded GET: NIC memory for
  * the cache's table and items, the handshake listener (--rdn-port), one GET

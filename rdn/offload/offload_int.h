@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/offload_int.h - what the offload module's files share: the module
  * (offload.c: memory, geometry, horizon, stats), the control thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/persist.c - the offload's NIC resources as persistent objects
  * of an rdn-nicd domain (see offload.h, "Persistence").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/pipeline.c - building, starting, watching and persisting one
  * client's recycled GET pipeline (see pipeline.h for the chain and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/pipeline.h - one client's offloaded-GET pipeline on the server's
  * NIC: a recycled chain that answers GETs with no server CPU, forever

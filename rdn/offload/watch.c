@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/watch.c - the watch thread: it sleeps on the done CQ (the
  * completions of every client's closing WRITE_IMM) and, in batches, counts

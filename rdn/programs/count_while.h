@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/count_while.h - a counting loop unrolled on the NIC:
  *

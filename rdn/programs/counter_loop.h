@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/counter_loop.h - a counter that runs on the NIC forever: a
  * recycled loop (see chain.h) whose lap adds one to `laps` in its first

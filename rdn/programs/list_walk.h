@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/list_walk.h - linked-list traversal on the NIC (the RedN
  * paper's Figure 13): a client SENDs a 48-bit key; a chain pre-posted on

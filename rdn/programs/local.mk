@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # rdn/programs: programs that run on the NIC alone (a linked-list walk, a
 # counter loop, a Turing machine) and their demo. A header per program.
 noinst_LIBRARIES += rdn/programs/librdnprog.a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/turing.h - a Turing machine that runs on the NIC.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # rdn/rnic: the NIC interface (rnic.h) and the provider table; providers
 # implement provider.h. RNIC_LIBS is what a program that opens a NIC links:
 # the interface, the providers it dispatches to, then the interface again

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/rnic/provider.h - the table behind rdn/rnic.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/rnic/rnic.c - the NIC interface: argument checks at the API boundary
  * and dispatch to the provider that owns the object (rdn/rnic/provider.h).

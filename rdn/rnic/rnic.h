@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/rnic/rnic.h - the NIC interface: a small verbs-like API over a provider
  * (softnic, the software NIC that is always built, or mlx5 where a ConnectX

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/rnic/rnic_err.c - the thread-local error message and the completion
  * status names. Every provider reports through these, so they sit in an

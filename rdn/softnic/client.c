@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/client.c - the rnic_ops of softnic, run in the application.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/client.h - the application side of softnic, shared by both
  * providers: a transport carries control requests (a direct call into an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/ctl.c - the control plane: sessions (one per application
  * connection, or per in-process device), devices and their persistent

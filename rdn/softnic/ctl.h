@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/ctl.h - softnic's control plane: the requests an application
  * makes to create and destroy NIC objects, and the engine-side handler.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/daemon_client.c - the "softnic" provider: devices served by
  * the rdn-nicd daemon over its Unix socket, the daemon started (detached,

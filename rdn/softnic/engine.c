@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/engine.c - engine threads: the loop that serves doorbells,
  * packets, CQ events and timers, the sleep/wake protocol, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/engine_int.h - softnic's engine: the objects a NIC keeps
  * (devices, memory areas, MRs, CQs, QPs), the engine threads that execute WQEs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/fabric.c - packets between NICs of one engine: pooled
  * buffers, the wire's timing (serialization on the sender's port, one-way

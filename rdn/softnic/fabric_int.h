@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/fabric_int.h - the packets NICs exchange, and their delivery.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/inproc.c - the "softnic-inproc" provider: an engine inside
  * the application, shared by every in-process device (so their QPs can

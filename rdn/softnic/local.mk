@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # rdn/softnic: the software NIC. libsoftnic.a holds the engine and both
 # providers (in-process and through rdn-nicd); softnic.h is what rdn/rnic
 # sees of it. The daemon's control protocol (ctl.h, sock.h), the trace

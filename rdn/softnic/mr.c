@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/mr.c - memory the engine maps (areas) and the MR table.
  *

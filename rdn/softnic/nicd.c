@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/nicd.c - rdn-nicd, the softnic daemon: owns the engine
  * threads and every NIC object's memory, serves applications on a Unix

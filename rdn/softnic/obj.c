@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/obj.c - creating, connecting and destroying CQs and QPs.
  *

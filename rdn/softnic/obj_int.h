@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/obj_int.h - creating and destroying the engine's objects (areas,
  * MRs, CQs, QPs). Private to rdn/softnic/; every function here runs under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/rdn-trace.c - prints a chain's timeline from a softnic WQE
  * trace (RDN_SOFTNIC_TRACE=file, or rdn-nicd --trace): one row per WQE in

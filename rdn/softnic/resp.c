@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/resp.c - the responder: executes incoming requests against
  * local memory (through the MR table, with remote access checks), consumes

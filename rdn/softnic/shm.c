@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/shm.c - memfd, mapping, futex and clock helpers shared by the
  * engine and the client library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/shm_int.h - what softnic shares with applications through memory.
  *

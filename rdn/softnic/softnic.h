@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/softnic.h - softnic's two providers for rdn/rnic/rnic.c:
  * "softnic-inproc" (an engine inside the calling process) and "softnic"

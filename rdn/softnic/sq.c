@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/sq.c - the requester: executes a QP's send WQEs in order,
  * keeps the executed ones in the out ring until they complete (in order),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/trace.c - writing the opt-in WQE trace (rdn/softnic/trace.h).
  * Engine threads share one file per device behind a mutex: tracing is for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/chain_testutil.c - fixtures of the chain tests.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/chain_testutil.h - fixtures of the chain tests: a softnic device,
  * queues and buffers that fail the test when they cannot be made, and

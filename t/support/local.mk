@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # t/support: code for tests only (and rdn-bench's chain benchmark, which
 # serves the same hand-built table). Nothing here ships.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/nicd_testutil.c - a private rdn-nicd for tests
  * (t/support/nicd_testutil.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/nicd_testutil.h - a private rdn-nicd for tests that exercise the
  * softnic daemon (persistence, processes that die): a temporary directory

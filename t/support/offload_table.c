@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/offload_table.c - a hand-built table and a local client/pipeline
  * pair (see offload_table.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/offload_table.h - the offloaded GET without memcached: a table and
  * an item arena built by hand in NIC memory (the layouts of proto/table.h

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/test_softnic_util.c - see t/test_softnic_util.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/test_softnic_util.h - helpers of the softnic tests: a tiny WQE
  * writer that follows proto/mlx5.h field by field (independent of rdn/chain),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/testutil.c - helpers shared by the Check unit tests (testutil.h).
  */

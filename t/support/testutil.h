@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/support/testutil.h - helpers shared by the Check unit tests (REQUIRE, stats
  * records, running a suite).
