@@ -114,14 +114,16 @@ int rnic_dereg_mr(struct rnic_mr *mr);
 
 enum rnic_wc_status {
     RNIC_WC_SUCCESS = 0,
-    RNIC_WC_LOC_LEN_ERR,     /* scatter list too short, bad length */
-    RNIC_WC_LOC_QP_OP_ERR,   /* malformed WQE: bad opcode, ds, ring */
-    RNIC_WC_LOC_PROT_ERR,    /* bad lkey, bounds or local access */
-    RNIC_WC_WR_FLUSH_ERR,    /* flushed: the QP was in the error state */
-    RNIC_WC_REM_INV_REQ_ERR, /* remote: no receive queue, bad request */
-    RNIC_WC_REM_ACCESS_ERR,  /* remote: bad rkey, bounds or access */
-    RNIC_WC_REM_OP_ERR,      /* remote: the responder failed the op */
-    RNIC_WC_RETRY_EXC_ERR,   /* the peer is gone (disconnected) */
+    RNIC_WC_LOC_LEN_ERR,       /* scatter list too short, bad length */
+    RNIC_WC_LOC_QP_OP_ERR,     /* malformed WQE: bad opcode, ds, ring */
+    RNIC_WC_LOC_PROT_ERR,      /* bad lkey, bounds or local access */
+    RNIC_WC_WR_FLUSH_ERR,      /* flushed: the QP was in the error state */
+    RNIC_WC_REM_INV_REQ_ERR,   /* remote: no receive queue, bad request */
+    RNIC_WC_REM_ACCESS_ERR,    /* remote: bad rkey, bounds or access */
+    RNIC_WC_REM_OP_ERR,        /* remote: the responder failed the op */
+    RNIC_WC_RETRY_EXC_ERR,     /* the peer is gone (disconnected) */
+    RNIC_WC_RNR_RETRY_EXC_ERR, /* RoCE: the peer had no receive posted,
+                                  rnr_retry times */
 };
 
 enum rnic_wc_opcode {
@@ -219,6 +221,27 @@ enum rnic_qp_flags {
  * SENDs), so that no rkey of the device is reachable through it.
  */
 
+/*
+ * Reliability over a network (softnic's RoCEv2; verbs' QP attributes of
+ * the same names), used when the QP connects to a peer on another host.
+ * All 0 means the defaults: timeout 14 (67 ms), retry_cnt 7, rnr_retry 7
+ * (retry for ever), min_rnr_timer 12 (0.64 ms).
+ *   timeout        1..31: the ACK timeout is 4.096 us * 2^timeout
+ *   retry_cnt      0..7: retransmissions after a timeout or a lost
+ *                  response before the WQE fails with RETRY_EXC_ERR
+ *   rnr_retry      0..7 (7 = for ever): retries after an RNR NAK before
+ *                  the WQE fails with RNR_RETRY_EXC_ERR
+ *   min_rnr_timer  1..31 (IBA's table, 0.01 ms..491.52 ms; 0 = 655.36 ms):
+ *                  the delay this QP's RNR NAKs ask of its peer
+ */
+struct rnic_qp_rc_attr {
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;
+    unsigned set; /* nonzero: use the four fields above, else defaults */
+};
+
 struct rnic_qp_init_attr {
     struct rnic_cq *send_cq;
     struct rnic_cq *recv_cq;
@@ -227,6 +250,7 @@ struct rnic_qp_init_attr {
     uint32_t max_recv_sge; /* 1..16 */
     unsigned flags;        /* enum rnic_qp_flags */
     unsigned access;       /* REMOTE_* bits, with RNIC_QP_RESTRICT_ACCESS */
+    struct rnic_qp_rc_attr rc; /* across hosts; zeroed = defaults */
 };
 
 enum rnic_qp_state {
@@ -241,10 +265,40 @@ int rnic_destroy_qp(struct rnic_qp *qp);
 uint32_t rnic_qp_num(const struct rnic_qp *qp);
 enum rnic_qp_state rnic_qp_state(const struct rnic_qp *qp);
 
-/* The address a peer needs to connect to a QP; exchange it out of band. */
+/*
+ * The address a peer needs to connect to a QP; exchange it out of band.
+ * 32 bytes, the same for every provider, so that a verbs peer (e.g. Linux
+ * rxe) and softnic can exchange it through the same handshake. Multi-byte
+ * fields are big-endian. priv has 4 bytes, not 8: the fields before it
+ * take 28 of the handshake's 32.
+ */
 struct rnic_addr {
-    uint8_t bytes[32];
+    union {
+        uint8_t bytes[32];
+        struct {
+            uint8_t gid[16];   /* IPv6 GID; IPv4 as ::ffff:a.b.c.d */
+            uint32_t qpn;      /* big-endian, low 24 bits */
+            uint32_t psn;      /* big-endian initial PSN, low 24 bits */
+            uint16_t udp_port; /* big-endian RoCEv2 port; 0 = 4791 */
+            uint8_t mtu;       /* path MTU as enum ibv_mtu: 1=256..5=4096 */
+            uint8_t flags;     /* RNIC_ADDR_GID: gid is valid */
+            uint8_t priv[4];   /* provider-private (softnic: engine id) */
+        };
+    };
 };
+
+_Static_assert(sizeof(struct rnic_addr) == 32, "rnic_addr is 32 bytes");
+
+#define RNIC_ADDR_GID  0x01 /* flags: gid holds a network address */
+#define RNIC_ROCE_PORT 4791 /* RoCEv2's UDP destination port (IANA) */
+#define RNIC_MTU_256   1
+#define RNIC_MTU_4096  5
+
+/* Path MTU in bytes of an enum ibv_mtu code (1..5), 0 for others. */
+static inline uint32_t rnic_mtu_bytes(uint8_t mtu)
+{
+    return mtu >= 1 && mtu <= 5 ? 128u << mtu : 0;
+}
 
 int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out);
 /* Connects (RC) to the QP that produced remote; a QP may connect to itself. */

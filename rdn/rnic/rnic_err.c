@@ -41,6 +41,7 @@ const char *rnic_wc_status_str(int status)
         [RNIC_WC_REM_ACCESS_ERR] = "remote access error",
         [RNIC_WC_REM_OP_ERR] = "remote operation error",
         [RNIC_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+        [RNIC_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
     };
 
     if (status < 0 || (size_t)status >= sizeof(names) / sizeof(names[0]))

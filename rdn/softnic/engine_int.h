@@ -138,7 +138,7 @@ struct sn_timer {
 };
 
 #define SN_TIMER_IDLE UINT32_MAX
-enum { SN_TM_QP = 1, SN_TM_PKT = 2 };
+enum { SN_TM_QP = 1, SN_TM_PKT = 2, SN_TM_RC = 3 };
 
 /* A packet in flight; struct sn_wire is what would cross a link. */
 struct sn_pkt {
@@ -170,6 +170,8 @@ struct sn_engine;
 struct sn_thread;
 struct sn_session;
 struct sn_trace;
+struct sn_rc;
+struct sn_roce_port;
 
 /* A piece of shared memory the engine mapped (mem_alloc, CQ, QP). */
 struct sn_area {
@@ -288,6 +290,11 @@ struct sn_qp {
     struct sn_link run, wait;
     bool in_run, in_wait;
     struct sn_timer tm;
+
+    /* RoCE (roce.c): set before RTS when the peer is on another host. */
+    struct sn_rc *rc;
+    uint32_t rc_ipsn;               /* initial PSN its address announces */
+    struct rnic_qp_rc_attr rc_attr; /* timeout, retry counts */
 };
 
 struct sn_dev {
@@ -324,6 +331,7 @@ struct sn_thread {
     struct sn_pool pools[SN_POOL_CLASSES];
     uint32_t spin_ns;
     uint32_t spin_steps;               /* idle spin steps (peer checks) */
+    struct sn_link rc_acks;            /* RoCE QPs with an ACK to send */
     uint64_t peer_seq[SN_MAX_THREADS]; /* peers' qs_seq at our last check */
 };
 
@@ -347,6 +355,7 @@ struct sn_engine {
     char def_model[16];         /* for devices that name no model */
     uint32_t def_strict;        /* likewise, strict window */
     struct sn_trace *def_trace; /* likewise, shared trace (may be NULL) */
+    struct sn_roce_port *roce;  /* the RoCEv2 endpoint, NULL: none */
 };
 
 struct sn_engine_opts {
@@ -375,6 +384,8 @@ void sn_timer_qp(struct sn_thread *t, struct sn_qp *qp, uint64_t at);
 /* Queues a packet for its ready time on thread t (owner thread only). */
 void sn_timer_pkt(struct sn_thread *t, struct sn_pkt *p);
 void sn_timer_cancel(struct sn_thread *t, struct sn_timer *tm);
+/* Queues timer tm (idle) for tm->at on thread t (owner thread only). */
+void sn_timer_add(struct sn_thread *t, struct sn_timer *tm);
 /* Looks a QP or CQ up by number; NULL if there is none. */
 struct sn_qp *sn_qp_lookup(struct sn_engine *e, uint32_t qpn);
 struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn);
@@ -385,12 +396,15 @@ struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload);
 void sn_pkt_free(struct sn_thread *t, struct sn_pkt *p);
 void sn_pool_drain(struct sn_thread *t);
 /*
- * Sends p from device dev (at time `depart` for timed devices) to the
- * thread owning p->h.dst_qpn; a packet to no QP comes back as a NAK
- * (requests) or is dropped.
+ * Sends p from QP qp (at time `depart` for timed devices) to the thread
+ * owning p->h.dst_qpn; a packet to no QP comes back as a NAK (requests) or
+ * is dropped. A QP whose peer is on another host hands p to RoCE instead
+ * (sn_rc_output), which takes ownership.
  */
-void sn_send(struct sn_thread *t, struct sn_dev *dev, struct sn_pkt *p,
+void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
              uint64_t depart);
+/* Pushes p onto thread dt's inbox (any thread) and wakes it. */
+void sn_thread_push(struct sn_thread *dt, struct sn_pkt *p);
 /* Handles a packet that is ready (responder or requester side). */
 void sn_deliver(struct sn_thread *t, struct sn_pkt *p);
 
@@ -488,6 +502,14 @@ bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p);
 void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp);
 /* Flushes every posted receive with WR_FLUSH_ERR (QP in error). */
 void sn_rq_flush(struct sn_thread *t, struct sn_qp *qp);
+/*
+ * The remote range request p names, if this QP serves the operation (its
+ * responder access has need) and the rkey allows it; NULL otherwise.
+ */
+uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
+                         const struct sn_pkt *p, uint64_t len, unsigned need);
+/* Receive WQEs posted and enabled, not yet consumed. */
+uint32_t sn_rq_avail(struct sn_qp *qp);
 /* Sends a response packet for request req (responder side). */
 void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
                 uint8_t type, uint8_t status, const void *data, uint32_t len,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/roce_int.h"
 
 static const uint32_t sn_pool_cap[SN_POOL_CLASSES] = {256, 4096, 65536};
 #define SN_POOL_KEEP 1024
@@ -109,6 +110,15 @@ static uint64_t sn_wire_arrival(struct sn_dev *dev, const struct sn_pkt *p,
     return start + ser + dev->tm.wire_ns;
 }
 
+void sn_thread_push(struct sn_thread *dt, struct sn_pkt *p)
+{
+    p->next = __atomic_load_n(&dt->inbox, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&dt->inbox, &p->next, p, true,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        ;
+    sn_wake(dt->sh);
+}
+
 /* Hands p to the thread of QP dst (ready at p->tm.at, 0 = now). */
 static void sn_route(struct sn_thread *t, struct sn_qp *dst, struct sn_pkt *p)
 {
@@ -125,11 +135,7 @@ static void sn_route(struct sn_thread *t, struct sn_qp *dst, struct sn_pkt *p)
         }
         return;
     }
-    p->next = __atomic_load_n(&dt->inbox, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(&dt->inbox, &p->next, p, true,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-        ;
-    sn_wake(dt->sh);
+    sn_thread_push(dt, p);
 }
 
 /* Turns request p into a NAK back to its sender (the target is gone). */
@@ -151,11 +157,17 @@ static void sn_bounce(struct sn_thread *t, struct sn_pkt *p, uint8_t status)
     sn_route(t, src, p);
 }
 
-void sn_send(struct sn_thread *t, struct sn_dev *dev, struct sn_pkt *p,
+void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
              uint64_t depart)
 {
-    struct sn_qp *dst = sn_qp_lookup(t->eng, p->h.dst_qpn);
+    struct sn_dev *dev = qp->dev;
+    struct sn_qp *dst;
 
+    if (qp->rc) {
+        sn_rc_output(t, qp, p);
+        return;
+    }
+    dst = sn_qp_lookup(t->eng, p->h.dst_qpn);
     if (!dst) {
         sn_bounce(t, p, RNIC_WC_RETRY_EXC_ERR);
         return;
@@ -168,6 +180,15 @@ void sn_deliver(struct sn_thread *t, struct sn_pkt *p)
 {
     struct sn_qp *qp = sn_qp_lookup(t->eng, p->h.dst_qpn);
 
+    if (p->h.type == SN_PKT_WIRE) {
+        if (!qp || !sn_load(&qp->rc))
+            sn_rc_drop(t, p, SN_RC_DROP_NOQP);
+        else if (qp->thr != t)
+            sn_thread_push(qp->thr, p); /* the port delivers to thread 0 */
+        else
+            sn_rc_input(t, qp, p);
+        return;
+    }
     if (!qp || qp->thr != t) {
         sn_bounce(t, p, RNIC_WC_RETRY_EXC_ERR);
         return;

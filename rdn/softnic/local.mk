@@ -10,7 +10,7 @@ rdn_softnic_libsoftnic_a_SOURCES = rdn/softnic/shm.c rdn/softnic/engine.c \
 	rdn/softnic/resp.c rdn/softnic/mr.c rdn/softnic/obj.c \
 	rdn/softnic/ctl.c rdn/softnic/timing.c rdn/softnic/trace.c \
 	rdn/softnic/client.c rdn/softnic/inproc.c rdn/softnic/sock.c \
-	rdn/softnic/daemon_client.c
+	rdn/softnic/daemon_client.c rdn/softnic/roce.c rdn/softnic/roce_pkt.c
 # Where the providers find rdn-nicd when they start one on demand.
 rdn_softnic_libsoftnic_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DRDN_NICD_BUILD_PATH='"$(abs_top_builddir)/rdn/softnic/rdn-nicd"' \
@@ -18,7 +18,8 @@ rdn_softnic_libsoftnic_a_CPPFLAGS = $(AM_CPPFLAGS) \
 noinst_HEADERS += rdn/softnic/softnic.h rdn/softnic/shm_int.h \
 	rdn/softnic/engine_int.h rdn/softnic/fabric_int.h \
 	rdn/softnic/obj_int.h rdn/softnic/timing.h rdn/softnic/trace.h \
-	rdn/softnic/ctl.h rdn/softnic/client.h rdn/softnic/sock.h
+	rdn/softnic/ctl.h rdn/softnic/client.h rdn/softnic/sock.h \
+	rdn/softnic/roce_int.h rdn/softnic/roce_pkt.h
 
 # rdn-trace: prints a chain's timeline from a WQE trace.
 bin_PROGRAMS += rdn/softnic/rdn-trace

@@ -34,7 +34,7 @@ void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
     p->h.len = len;
     if (len)
         memcpy(p->data, data, len);
-    sn_send(t, qp->dev, p, depart);
+    sn_send(t, qp, p, depart);
 }
 
 /* Now, for a timed device: when the request arrived (its ready time). */
@@ -69,9 +69,8 @@ static void sn_nak(struct sn_thread *t, struct sn_qp *qp,
  * operation (its responder access has need) and the rkey allows it;
  * NULL means REM_ACCESS_ERR.
  */
-static uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
-                                const struct sn_pkt *p, uint64_t len,
-                                unsigned need)
+uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
+                         const struct sn_pkt *p, uint64_t len, unsigned need)
 {
     if ((qp->access & need) != need)
         return NULL;
@@ -91,8 +90,7 @@ static uint32_t sn_rq_posted(const struct sn_qp *qp)
     return n > qp->rq_cnt ? qp->rq_cnt : n;
 }
 
-/* Receive WQEs posted and enabled, not yet consumed. */
-static uint32_t sn_rq_avail(struct sn_qp *qp)
+uint32_t sn_rq_avail(struct sn_qp *qp)
 {
     uint32_t n = sn_rq_posted(qp);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/roce_int.h"
 
 enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
 
@@ -188,6 +189,7 @@ void sn_qp_fail(struct sn_thread *t, struct sn_qp *qp, uint32_t from,
         return;
     sn_store(&qp->state, RNIC_QPS_ERR);
     sn_store(&qp->sh->state, RNIC_QPS_ERR);
+    sn_rc_reset(t, qp);
     sn_wait_unregister(t, qp);
     qp->block = SN_BLK_NONE;
     while (qp->stall) {
@@ -204,7 +206,7 @@ void sn_qp_fail(struct sn_thread *t, struct sn_qp *qp, uint32_t from,
             p->h.type = SN_PKT_ERR;
             p->h.dst_qpn = qp->peer_qpn;
             p->h.src_qpn = qp->qpn;
-            sn_send(t, qp->dev, p, t->now);
+            sn_send(t, qp, p, t->now);
         }
     }
     sn_rq_flush(t, qp);
@@ -379,7 +381,7 @@ static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
     if (w->flags & MLX5_WQE_CTRL_SOLICITED)
         p->h.flags |= SN_PKT_F_SOLICITED;
     o->byte_len = (uint32_t)total;
-    sn_send(t, qp->dev, p, w->end);
+    sn_send(t, qp, p, w->end);
     return 0;
 }
 
@@ -430,7 +432,7 @@ static int sn_op_rd(struct sn_thread *t, struct sn_qp *qp,
     qp->rd_used |= 1u << slot;
     o->rd = (uint8_t)(slot + 1);
     o->byte_len = (uint32_t)total;
-    sn_send(t, qp->dev, p, w->end);
+    sn_send(t, qp, p, w->end);
     return 0;
 }
 
@@ -808,6 +810,7 @@ void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp)
     }
     sn_wait_unregister(t, qp);
     sn_timer_cancel(t, &qp->tm);
+    sn_rc_reset(t, qp);
     while (qp->stall) {
         struct sn_pkt *p = qp->stall;
 
@@ -821,7 +824,7 @@ void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp)
             p->h.type = SN_PKT_ERR;
             p->h.dst_qpn = qp->peer_qpn;
             p->h.src_qpn = qp->qpn;
-            sn_send(t, qp->dev, p, sn_now_ns());
+            sn_send(t, qp, p, sn_now_ns());
         }
     }
     sn_store(&qp->detached, 1);

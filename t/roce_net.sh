@@ -1,0 +1,142 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# t/roce_net.sh - softnic RC over RoCEv2 between two hosts: two network
+# namespaces joined by veth, one rdn-nicd listening in each, and
+# t/test_roce_net driving QPs on both (through their Unix sockets). Then
+# the same operations with faults on the link (loss, duplication,
+# reordering, delay), hostile packets at a daemon's port, and a peer
+# daemon killed. Needs root (namespaces, raw sockets); skipped otherwise.
+#
+# This machine's kernel has no sch_netem, so faults are injected by the
+# receiving daemon's port (RDN_NICD_ROCE_FAULTS, test-only): a packet is
+# dropped, duplicated, held back behind the next one, or delayed, after
+# the kernel delivered it and before the transport sees it.
+set -u
+
+B=${top_builddir:-.}
+S=${top_srcdir:-.}
+NICD=$B/rdn/softnic/rdn-nicd
+T=$B/t/test_roce_net
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+    echo "SKIP: needs root and iproute2"
+    exit 77
+fi
+tag=rr$$
+NA=${tag}a
+NB=${tag}b
+dir=$(mktemp -d /tmp/roce_net.XXXXXX)
+pass=0
+fail=0
+
+cleanup() {
+    for f in "$dir"/*.pid; do
+        [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+    done
+    sleep 0.2
+    ip netns del "$NA" 2>/dev/null
+    ip netns del "$NB" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ip netns add "$NA" && ip netns add "$NB" &&
+ip link add "${tag}x" netns "$NA" type veth peer name "${tag}y" netns "$NB" &&
+ip -n "$NA" addr add 10.77.0.1/24 dev "${tag}x" &&
+ip -n "$NB" addr add 10.77.0.2/24 dev "${tag}y" &&
+ip -n "$NA" link set "${tag}x" mtu 9000 up &&
+ip -n "$NB" link set "${tag}y" mtu 9000 up &&
+ip -n "$NA" link set lo up && ip -n "$NB" link set lo up || {
+    echo "FAIL: cannot build the namespaces"
+    exit 1
+}
+
+# start_nicd NAME NS ADDR [ENV...]: a daemon listening on ADDR in NS.
+start_nicd() {
+    n=$1 ns=$2 addr=$3
+    shift 3
+    rm -f "$dir/$n.sock"
+    ip netns exec "$ns" env "$@" "$NICD" -s "$dir/$n.sock" --listen "$addr" \
+        --mtu "${MTU:-1024}" -l "$dir/$n.log" -p "$dir/$n.pid" &
+    for _ in $(seq 100); do
+        [ -S "$dir/$n.sock" ] && [ -f "$dir/$n.pid" ] && return 0
+        sleep 0.05
+    done
+    echo "FAIL: rdn-nicd $n did not start"; cat "$dir/$n.log"
+    return 1
+}
+
+stop_nicd() {
+    [ -f "$dir/$1.pid" ] || return 0
+    kill "$(cat "$dir/$1.pid")" 2>/dev/null
+    for _ in $(seq 100); do
+        kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null || break
+        sleep 0.05
+    done
+    rm -f "$dir/$1.pid"
+}
+
+# counter NAME FIELD: a RoCE counter of daemon NAME (rdn-nicd --status).
+counter() {
+    "$NICD" -s "$dir/$1.sock" --status | tr ' ' '\n' |
+        awk -v f="$2" 'p { print; exit } $0 == f { p = 1 }'
+}
+
+# check NAME COMMAND...: one test case.
+check() {
+    name=$1
+    shift
+    if "$@" >"$dir/out" 2>&1; then
+        pass=$((pass + 1))
+        echo "ok: $name"
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $name"
+        tail -30 "$dir/out"
+        for l in "$dir"/*.log; do echo "--- $l"; tail -5 "$l"; done
+    fi
+}
+
+run_ops() {
+    RDN_TEST_SOCK_A=$dir/a.sock RDN_TEST_SOCK_B=$dir/b.sock "$@" "$T"
+}
+
+# The case of a run under faults: counters must have moved.
+moved() {
+    before=$1 what=$2
+    now=$(counter a "$what")
+    [ "$(( now + $(counter b "$what") ))" -gt "$before" ]
+}
+
+# 1. Every opcode, 0 B..1 MiB, NAK and error paths; MTU 1024 then 4096.
+start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+check "ops and errors, MTU 1024" run_ops env
+stop_nicd a; stop_nicd b
+MTU=4096 start_nicd a "$NA" 10.77.0.1 && MTU=4096 start_nicd b "$NB" 10.77.0.2 || exit 1
+check "ops and errors, MTU 4096" run_ops env
+check "hostile packets" ip netns exec "$NA" python3 "$S/t/roce_hostile.py" 10.77.0.2 "$NICD" "$dir/b.sock"
+stop_nicd a; stop_nicd b
+
+# 2. Faults on the link, both directions.
+for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2"; do
+    start_nicd a "$NA" 10.77.0.1 RDN_NICD_ROCE_FAULTS=$f &&
+    start_nicd b "$NB" 10.77.0.2 RDN_NICD_ROCE_FAULTS=$f || exit 1
+    check "ops under $f" run_ops env RDN_TEST_ROUNDS=2
+    case $f in
+    loss*) check "retransmissions counted under $f" moved 0 retrans ;;
+    dup*) check "duplicates counted under $f" moved 0 dups_rx ;;
+    esac
+    stop_nicd a; stop_nicd b
+done
+
+# 3. A peer's daemon killed: only the QP connected to it errors.
+start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+mkfifo "$dir/kill"
+( read -r _ <"$dir/kill" && kill -9 "$(cat "$dir/b.pid")" ) &
+check "peer daemon killed" run_ops env RDN_TEST_KILL=1 \
+    RDN_TEST_KILL_FIFO="$dir/kill"
+rm -f "$dir/b.pid"
+stop_nicd a
+
+echo "tally: $pass passed, $fail failed"
+[ "$fail" = 0 ]
