@@ -108,6 +108,7 @@ moved() {
     [ "$(( now + $(counter b "$what") ))" -gt "$before" ]
 }
 
+[ -n "${ROCE_NET_QUICK:-}" ] && { start_nicd a "$NA" 10.77.0.1 ${ROCE_NET_QUICK} && start_nicd b "$NB" 10.77.0.2 ${ROCE_NET_QUICK}; check quick run_ops env ${ROCE_NET_ENV:-}; echo "tally: $pass passed, $fail failed"; exit; }
 # 1. Every opcode, 0 B..1 MiB, NAK and error paths; MTU 1024 then 4096.
 start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
 check "ops and errors, MTU 1024" run_ops env

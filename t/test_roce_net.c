@@ -87,6 +87,13 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
         p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 9));
 }
 
+/* A data segment, or none for 0 bytes (byte_count 0 means 2^31). */
+static void data(struct tw *w, uint32_t n, uint32_t lkey, const void *addr)
+{
+    if (n)
+        tw_data(w, n, lkey, addr);
+}
+
 /* One completion on cq within TMS, with status st; returns it. */
 static struct rnic_wc one(struct rnic_cq *cq, int st)
 {
@@ -126,7 +133,7 @@ START_TEST(send_all_sizes)
             tw_ctrl(&w, imm ? MLX5_OPCODE_SEND_IMM : MLX5_OPCODE_SEND,
                     MLX5_WQE_CTRL_CQ_UPDATE);
             tw_imm(&w, 0x12345600 + i);
-            tw_data(&w, n, A.mr->lkey, A.mem);
+            data(&w, n, A.mr->lkey, A.mem);
             tq_post(&a, &w);
             tq_ring(&a);
             wc = one(A.scq, RNIC_WC_SUCCESS);
@@ -170,7 +177,7 @@ START_TEST(write_all_sizes)
                     MLX5_WQE_CTRL_CQ_UPDATE);
             tw_imm(&w, 0xabc000 + i);
             tw_raddr(&w, (uintptr_t)dst, B.mr->rkey);
-            tw_data(&w, n, A.mr->lkey, A.mem);
+            data(&w, n, A.mr->lkey, A.mem);
             tq_post(&a, &w);
             tq_ring(&a);
             wc = one(A.scq, RNIC_WC_SUCCESS);
@@ -207,7 +214,7 @@ START_TEST(read_all_sizes)
             memset(dst, 0xee, n + 16);
             tw_ctrl(&w, MLX5_OPCODE_RDMA_READ, MLX5_WQE_CTRL_CQ_UPDATE);
             tw_raddr(&w, (uintptr_t)B.mem, B.mr->rkey);
-            tw_data(&w, n, A.mr->lkey, dst);
+            data(&w, n, A.mr->lkey, dst);
             tq_post(&a, &w);
             tq_ring(&a);
             wc = one(A.scq, RNIC_WC_SUCCESS);

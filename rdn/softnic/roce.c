@@ -57,7 +57,9 @@ struct sn_rc_msg {
     struct sn_pkt *req;  /* the engine's message (owned) */
     struct sn_pkt *resp; /* READ: the response being assembled */
     uint32_t psn, npkt;
-    uint32_t got; /* READ: bytes received */
+    uint32_t got;     /* READ: bytes received */
+    uint32_t req_off; /* READ: offset the last request asked from */
+    bool gap; /* READ: asked again after a gap (once until a timeout) */
     uint64_t orig;
     bool done; /* READ / atomic: answered */
 };
@@ -347,6 +349,7 @@ static void sn_rc_send_req(struct sn_qp *qp, struct sn_rc_msg *m)
         h.rkey = r->h.rkey;
         h.dma_len = r->h.len - off;
         h.ackreq = true;
+        m->req_off = off;
         rc->tx_psn = sn_psn(m->psn + m->npkt);
         sn_rc_xmit(qp, &h, NULL, 0);
         return;
@@ -412,6 +415,11 @@ static void sn_rc_push(struct sn_thread *t, struct sn_qp *qp)
            roce_psn_diff(rc->tx_psn, rc->una) < SN_RC_WINDOW) {
         struct sn_rc_msg *m = &rc->q[rc->tx_i & rc->q_mask];
 
+        if (m->done) { /* answered already: going back skips it */
+            rc->tx_psn = sn_psn(m->psn + m->npkt);
+            rc->tx_i++;
+            continue;
+        }
         sn_rc_send_req(qp, m);
         if (roce_psn_diff(rc->tx_psn, m->psn + m->npkt) >= 0)
             rc->tx_i++;
@@ -490,6 +498,11 @@ static void sn_rc_retire(struct sn_thread *t, struct sn_qp *qp)
         if (rd ? !m->done : roce_psn_diff(rc->una, m->psn + m->npkt) < 0)
             break;
         rc->q_head++;
+        if ((int32_t)(rc->tx_i - rc->q_head) < 0) {
+            /* went back before an answered READ: nothing to resend */
+            rc->tx_i = rc->q_head;
+            rc->tx_psn = sn_psn(m->psn + m->npkt);
+        }
         sn_rc_finish(t, qp, m, 0);
         if (!qp->rc || sn_load(&qp->state) != RNIC_QPS_RTS)
             return;
@@ -583,21 +596,33 @@ static uint8_t sn_rc_nak_status(uint8_t code)
     }
 }
 
-/* A READ response packet. */
+/*
+ * A READ response packet. A gap in the response (a lost packet) asks for
+ * the rest again at once, with a READ request for the remaining bytes.
+ */
 static bool sn_rc_read_resp(struct sn_thread *t, struct sn_qp *qp,
                             const struct roce_hdr *h)
 {
     struct sn_rc *rc = qp->rc;
     struct sn_rc_msg *m = sn_rc_find(rc, h->psn);
     unsigned f = roce_op_flags(h->opcode);
-    uint32_t len, want;
+    uint32_t len, want, expect;
 
-    if (!m || m->req->h.type != SN_PKT_READ || m->done ||
-        sn_psn(m->psn + m->got / rc->mtu) != h->psn)
+    if (!m || m->req->h.type != SN_PKT_READ || m->done)
         return false;
+    expect = sn_psn(m->psn + m->got / rc->mtu);
+    if (h->psn != expect) {
+        if (roce_psn_diff(h->psn, expect) > 0 && !m->gap &&
+            sn_rc_acked_upto(t, qp, expect)) {
+            m->gap = true;
+            sn_rc_goback(qp, expect);
+            sn_rc_push(t, qp);
+        }
+        return false;
+    }
     len = m->req->h.len;
     want = len - m->got < rc->mtu ? len - m->got : rc->mtu;
-    if (!(f & ROCE_F_FIRST) != (m->got != 0) || h->len != want ||
+    if (!(f & ROCE_F_FIRST) != (m->got != m->req_off) || h->len != want ||
         !(f & ROCE_F_LAST) != (m->got + want != len))
         return false;
     if ((f & ROCE_F_AETH) && (h->syndrome & 0xe0) != ROCE_AETH_ACK)
@@ -637,6 +662,7 @@ static bool sn_rc_response(struct sn_thread *t, struct sn_qp *qp,
             m->orig = h->orig;
             m->done = true;
             rc->una = sn_psn(h->psn + 1);
+            sn_rc_progress(t, qp);
         }
         return true;
     }
@@ -700,6 +726,8 @@ void sn_rc_timer(struct sn_thread *t, struct sn_timer *tm)
             sn_rc_fail_head(t, qp, RNIC_WC_RETRY_EXC_ERR);
             return;
         }
+        for (uint32_t i = rc->q_head; i != rc->q_tail; i++)
+            rc->q[i & rc->q_mask].gap = false;
         sn_rc_goback(qp, rc->una);
     }
     sn_rc_push(t, qp);
