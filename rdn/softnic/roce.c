@@ -58,9 +58,9 @@ struct sn_rc_msg {
     struct sn_pkt *req;  /* the engine's message (owned) */
     struct sn_pkt *resp; /* READ: the response being assembled */
     uint32_t psn, npkt;
-    uint32_t got;     /* READ: bytes received */
-    uint32_t req_off; /* READ: offset the last request asked from */
-    bool gap;         /* READ: asked again after a gap (once until a timeout) */
+    uint32_t got;  /* READ: bytes received up to the first missing packet */
+    uint8_t *have; /* READ: bitmap of the response packets received */
+    bool gap;      /* READ: asked again after a gap (once until a timeout) */
     uint64_t orig;
     bool done; /* READ / atomic: answered */
 };
@@ -200,6 +200,7 @@ void sn_rc_free(struct sn_qp *qp)
     for (uint32_t i = rc->q_head; i != rc->q_tail; i++) {
         free(rc->q[i & rc->q_mask].req);
         free(rc->q[i & rc->q_mask].resp);
+        free(rc->q[i & rc->q_mask].have);
     }
     free(rc->asm_msg);
     free(rc->q);
@@ -350,7 +351,6 @@ static void sn_rc_send_req(struct sn_qp *qp, struct sn_rc_msg *m)
         h.rkey = r->h.rkey;
         h.dma_len = r->h.len - off;
         h.ackreq = true;
-        m->req_off = off;
         rc->tx_psn = sn_psn(m->psn + m->npkt);
         sn_rc_xmit(qp, &h, NULL, 0);
         return;
@@ -463,6 +463,8 @@ static void sn_rc_finish(struct sn_thread *t, struct sn_qp *qp,
     uint32_t psn = req->h.psn, len = req->h.len;
 
     m->req = m->resp = NULL;
+    free(m->have);
+    m->have = NULL;
     memset(&p->h, 0, sizeof(p->h));
     p->h.psn = psn;
     p->h.dst_qpn = qp->qpn;
@@ -598,8 +600,11 @@ static uint8_t sn_rc_nak_status(uint8_t code)
 }
 
 /*
- * A READ response packet. A gap in the response (a lost packet) asks for
- * the rest again at once, with a READ request for the remaining bytes.
+ * A READ response packet. Each one lands where its PSN says, in any order
+ * (m->have marks them), so reordering costs nothing; a packet beyond the
+ * first missing one also asks for the rest again at once (once per ACK
+ * timeout: older copies of the response are still arriving and look like
+ * gaps), with a READ request for the bytes from the first missing packet.
  */
 static bool sn_rc_read_resp(struct sn_thread *t, struct sn_qp *qp,
                             const struct roce_hdr *h)
@@ -607,38 +612,42 @@ static bool sn_rc_read_resp(struct sn_thread *t, struct sn_qp *qp,
     struct sn_rc *rc = qp->rc;
     struct sn_rc_msg *m = sn_rc_find(rc, h->psn);
     unsigned f = roce_op_flags(h->opcode);
-    uint32_t len, want, expect;
+    uint32_t k, len, want, first;
 
     if (!m || m->req->h.type != SN_PKT_READ || m->done)
         return false;
-    expect = sn_psn(m->psn + m->got / rc->mtu);
-    if (h->psn != expect) {
-        if (roce_psn_diff(h->psn, expect) > 0 && !m->gap &&
-            sn_rc_acked_upto(t, qp, expect)) {
-            m->gap = true;
-            sn_rc_goback(qp, expect);
-            sn_rc_push(t, qp);
-        }
-        return false;
-    }
+    k = sn_psn(h->psn - m->psn);
     len = m->req->h.len;
-    want = len - m->got < rc->mtu ? len - m->got : rc->mtu;
-    if (!(f & ROCE_F_FIRST) != (m->got != m->req_off) || h->len != want ||
-        !(f & ROCE_F_LAST) != (m->got + want != len))
+    want = k + 1 == m->npkt ? len - k * rc->mtu : rc->mtu;
+    if (!(f & ROCE_F_LAST) != (k + 1 != m->npkt) || h->len != want ||
+        ((f & ROCE_F_AETH) && (h->syndrome & 0xe0) != ROCE_AETH_ACK))
         return false;
-    if ((f & ROCE_F_AETH) && (h->syndrome & 0xe0) != ROCE_AETH_ACK)
-        return false;
-    if (!sn_rc_acked_upto(t, qp, h->psn))
-        return true;
     if (!m->resp && !(m->resp = sn_pkt_alloc(t, len)))
-        return true; /* asked again after the timeout */
-    memcpy(m->resp->data + m->got, h->payload, h->len);
-    m->got += h->len;
-    rc->una = sn_psn(h->psn + 1);
-    if (f & ROCE_F_LAST) {
-        m->done = true;
-        rc->una = sn_psn(m->psn + m->npkt);
+        return false; /* asked again after the timeout */
+    if (!m->have && !(m->have = calloc((m->npkt + 7) / 8, 1)))
+        return false;
+    if (m->have[k / 8] & (1u << (k % 8)))
+        return false; /* a copy from a request asked again */
+    /* The responder is alive: asking again now would only queue another
+     * copy of the response behind the one still arriving. */
+    sn_rc_arm(t, rc, sn_now_ns() + rc->rto_ns);
+    if (!sn_rc_acked_upto(t, qp, m->psn))
+        return true; /* an earlier READ lost its response */
+    memcpy(m->resp->data + (size_t)k * rc->mtu, h->payload, h->len);
+    m->have[k / 8] |= (uint8_t)(1u << (k % 8));
+    first = m->got / rc->mtu;
+    if (k > first && !m->gap) {
+        m->gap = true;
+        sn_rc_goback(qp, sn_psn(m->psn + first));
+        sn_rc_push(t, qp);
     }
+    if (k != first)
+        return true;
+    while (first < m->npkt && (m->have[first / 8] & (1u << (first % 8))))
+        first++;
+    m->got = first == m->npkt ? len : first * rc->mtu;
+    rc->una = sn_psn(m->psn + first);
+    m->done = first == m->npkt;
     sn_rc_progress(t, qp);
     return true;
 }
@@ -801,9 +810,8 @@ static void sn_rc_duplicate(struct sn_thread *t, struct sn_qp *qp,
                                 rc->atom[i].orig);
             }
         return;
-    default: /* SEND / WRITE: acknowledge what arrived again */
+    default: /* SEND / WRITE: acknowledge again, once per batch */
         sn_rc_ack_later(t, qp, sn_psn(rc->epsn - 1));
-        sn_rc_ack_now(qp);
         return;
     }
 }
@@ -1144,7 +1152,9 @@ void sn_rc_reset(struct sn_thread *t, struct sn_qp *qp)
             sn_pkt_free(t, m->req);
         if (m->resp)
             sn_pkt_free(t, m->resp);
+        free(m->have);
         m->req = m->resp = NULL;
+        m->have = NULL;
     }
     rc->tx_i = rc->q_head;
     if (rc->asm_msg) {
