@@ -68,3 +68,10 @@ t_test_roce_net_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
 t_test_roce_net_LDADD = $(SOFTNIC_TEST_LDADD)
 TESTS += t/roce_net.sh
 dist_check_SCRIPTS += t/roce_net.sh
+
+# The RoCEv2 codec against golden bytes.
+check_PROGRAMS += t/test_roce_pkt
+TESTS += t/test_roce_pkt
+t_test_roce_pkt_SOURCES = t/test_roce_pkt.c $(TESTUTIL)
+t_test_roce_pkt_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+t_test_roce_pkt_LDADD = $(RNIC_LIBS) $(CHECK_LIBS)
