@@ -4,7 +4,8 @@
 # namespaces joined by veth, one rdn-nicd listening in each, and
 # t/test_roce_net driving QPs on both (through their Unix sockets). Then
 # the same operations with faults on the link (loss, duplication,
-# reordering), and a peer daemon killed. Needs root (namespaces, raw sockets); skipped otherwise.
+# reordering), hostile packets at a daemon's port, and a peer daemon
+# killed. Needs root (namespaces, raw sockets); skipped otherwise.
 #
 # This machine's kernel has no sch_netem, so faults are injected by the
 # receiving daemon's port (RDN_NICD_ROCE_FAULTS, test-only): a packet is
@@ -115,7 +116,33 @@ MTU=4096 start_nicd a "$NA" 10.77.0.1 && MTU=4096 start_nicd b "$NB" 10.77.0.2 |
 check "ops and errors, MTU 4096" run_ops env
 stop_nicd a; stop_nicd b
 
-# 2. Faults on the link, both directions.
+# 2. Hostile packets: alone at every QPN, then at QPNs the running test
+# does not use while it runs; the daemon stays up and drops or NAKs them.
+start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+ip -n "$NA" addr add 10.77.0.3/24 dev "${tag}x"
+hostile() { # FROM COUNT QPN_LO QPN_HI
+    from=$1
+    shift
+    ip netns exec "$NA" python3 "$S/t/roce_hostile.py" "$from" 10.77.0.2 "$@"
+}
+alive_and_dropped() {
+    kill -0 "$(cat "$dir/b.pid")" && [ "$(counter b drops)" -gt 0 ] &&
+        "$NICD" -s "$dir/b.sock" --status
+}
+check "hostile packets alone" hostile 10.77.0.1 30000 1 0x1000000
+check "daemon alive after hostile packets" alive_and_dropped
+# From the peer's address to QPNs the test does not use, and from another
+# address to every QPN the test uses: its operations must not notice.
+hostile 10.77.0.1 20000 0x400000 0x1000000 >"$dir/hostile1.out" 2>&1 &
+h1=$!
+hostile 10.77.0.3 20000 0x4000 0x40000 >"$dir/hostile2.out" 2>&1 &
+h2=$!
+check "ops while hostile packets arrive" run_ops env
+wait $h1 $h2
+check "daemon alive after hostile packets during ops" alive_and_dropped
+stop_nicd a; stop_nicd b
+
+# 3. Faults on the link, both directions.
 for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2"; do
     start_nicd a "$NA" 10.77.0.1 RDN_NICD_ROCE_FAULTS=$f &&
     start_nicd b "$NB" 10.77.0.2 RDN_NICD_ROCE_FAULTS=$f || exit 1
@@ -127,7 +154,7 @@ for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2"; do
     stop_nicd a; stop_nicd b
 done
 
-# 3. A peer's daemon killed: only the QP connected to it errors.
+# 4. A peer's daemon killed: only the QP connected to it errors.
 start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
 mkfifo "$dir/kill"
 ( read -r _ <"$dir/kill" && kill -9 "$(cat "$dir/b.pid")" ) &

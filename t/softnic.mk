@@ -67,7 +67,7 @@ t_test_roce_net_SOURCES = t/test_roce_net.c $(SOFTNIC_TEST_SOURCES)
 t_test_roce_net_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
 t_test_roce_net_LDADD = $(SOFTNIC_TEST_LDADD)
 TESTS += t/roce_net.sh
-dist_check_SCRIPTS += t/roce_net.sh
+dist_check_SCRIPTS += t/roce_net.sh t/roce_hostile.py
 
 # The RoCEv2 codec against golden bytes.
 check_PROGRAMS += t/test_roce_pkt
