@@ -163,7 +163,31 @@ check "peer daemon killed" run_ops env RDN_TEST_KILL=1 \
 rm -f "$dir/b.pid"
 stop_nicd a
 
-# 5. memcached --rdn-port on host A, rdn-cli on host B, 1% loss: GETs
+# 5. rdn-pingpong (ibv_rc_pingpong's exchange and traffic) between the
+# hosts, server on A and on B, at sizes up to several packets.
+PP=$B/rdn/softnic/rdn-pingpong
+pingpong() { # SERVER_NS SERVER_SOCK CLIENT_NS CLIENT_SOCK SERVER_ADDR SIZE
+    ip netns exec "$1" env RDN_NICD_SOCKET="$2" RDN_NICD_AUTOSTART=0 \
+        "$PP" -p 18515 -g 1 -s "$6" -n 50 >"$dir/pps.out" 2>&1 &
+    spid=$!
+    for _ in $(seq 100); do
+        ip netns exec "$1" ss -ltn | grep -q ":18515" && break
+        sleep 0.05
+    done
+    ip netns exec "$3" env RDN_NICD_SOCKET="$4" RDN_NICD_AUTOSTART=0 \
+        "$PP" -p 18515 -g 1 -s "$6" -n 50 "$5" || { kill $spid; return 1; }
+    wait $spid && grep -q "50 iters" "$dir/pps.out"
+}
+start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+for sz in 1 4096 10000; do
+    check "rdn-pingpong -s $sz, server on A" \
+        pingpong "$NA" "$dir/a.sock" "$NB" "$dir/b.sock" 10.77.0.1 $sz
+    check "rdn-pingpong -s $sz, server on B" \
+        pingpong "$NB" "$dir/b.sock" "$NA" "$dir/a.sock" 10.77.0.2 $sz
+done
+stop_nicd a; stop_nicd b
+
+# 6. memcached --rdn-port on host A, rdn-cli on host B, 1% loss: GETs
 # answered by A's NIC over the network, equal to what was SET.
 MC=$B/memcached/memcached
 CLI=$B/rdn/librdn/rdn-cli

@@ -30,3 +30,9 @@ rdn_softnic_rdn_trace_LDADD = $(RNIC_LIBS)
 bin_PROGRAMS += rdn/softnic/rdn-nicd
 rdn_softnic_rdn_nicd_SOURCES = rdn/softnic/nicd.c
 rdn_softnic_rdn_nicd_LDADD = $(RNIC_LIBS)
+
+# rdn-pingpong: ibv_rc_pingpong's exchange and traffic on softnic (interop
+# with rdma-core's tools on a real RDMA stack).
+bin_PROGRAMS += rdn/softnic/rdn-pingpong
+rdn_softnic_rdn_pingpong_SOURCES = rdn/softnic/rdn-pingpong.c
+rdn_softnic_rdn_pingpong_LDADD = $(RNIC_LIBS)
