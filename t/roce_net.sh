@@ -146,7 +146,7 @@ stop_nicd a; stop_nicd b
 for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2"; do
     start_nicd a "$NA" 10.77.0.1 RDN_NICD_ROCE_FAULTS=$f &&
     start_nicd b "$NB" 10.77.0.2 RDN_NICD_ROCE_FAULTS=$f || exit 1
-    check "ops under $f" run_ops env RDN_TEST_ROUNDS=2
+    check "ops under $f" run_ops env RDN_TEST_ROUNDS=1
     case $f in
     loss*) check "retransmissions counted under $f" moved 0 retrans ;;
     dup*) check "duplicates counted under $f" moved 0 dups_rx ;;
