@@ -24,6 +24,7 @@
 #include "memcached/persist_int.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
+#include "proto/barrier.h"
 
 /* One table as the walk sees it. */
 struct view {
@@ -334,7 +335,7 @@ static int apply(struct walk *wk, const struct persist_table *t,
     int rc;
 
     for (size_t i = 0; i < wk->nclear; i++)
-        __atomic_store_n(wk->clear[i], empty, __ATOMIC_RELEASE);
+        store_release(wk->clear[i], empty);
     rc = arena_set_used(wk->sb->npages * wk->stride);
     for (size_t p = 0; rc == 0 && p < wk->sb->npages; p++)
         rc = slabs_adopt_page(p, wk->sb->page_class[p], wk->in_use[p]);

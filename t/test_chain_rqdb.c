@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "t/support/chain_testutil.h"
 
 #define MSG_LEN   8
@@ -33,8 +34,7 @@ struct fix {
 
 static uint32_t rq_db_count(const struct fix *f)
 {
-    return be32toh(
-        __atomic_load_n((uint32_t *)f->r.rq_db.ptr, __ATOMIC_ACQUIRE));
+    return be32toh(load_acquire((uint32_t *)f->r.rq_db.ptr));
 }
 
 static struct rnic_sge sge_at(const struct fix *f, size_t off, uint32_t len)

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "proto/barrier.h"
 #include "rdn/offload/offload_int.h"
 
 #define OFL_POLL_MS 200
@@ -76,10 +77,10 @@ void ofl_conn_stop(struct rdn_offload *o, struct ofl_conn *c)
     if (c->state != OFL_CONN_READY)
         return;
     ofl_client_forget(o, c);
-    atomic_fetch_add(&o->hits, c->pipe.hits);
-    atomic_fetch_add(&o->misses, c->pipe.misses);
+    fetch_add_seq_cst(&o->hits, c->pipe.hits);
+    fetch_add_seq_cst(&o->misses, c->pipe.misses);
     ofl_pipe_close(&c->pipe);
-    atomic_fetch_sub(&o->active, 1);
+    fetch_sub_seq_cst(&o->active, 1);
     c->state = OFL_CONN_DEAD;
 }
 
@@ -88,7 +89,7 @@ void ofl_conn_fail(struct rdn_offload *o, struct ofl_conn *c, const char *why)
     if (c->state == OFL_CONN_DEAD)
         return;
     if (c->state == OFL_CONN_READY)
-        atomic_fetch_add(&o->qp_errors, 1);
+        fetch_add_seq_cst(&o->qp_errors, 1);
     ofl_log(o, "client %u (%s) failed: %s", c->id, c->peer, why);
     ofl_conn_stop(o, c);
     c->state = OFL_CONN_DEAD;
@@ -101,7 +102,7 @@ void ofl_conn_free(struct rdn_offload *o, struct ofl_conn *c)
 
     /* A client that vanished with a broken QP still counts as an error. */
     if (c->state == OFL_CONN_READY && ofl_pipe_failed(&c->pipe))
-        atomic_fetch_add(&o->qp_errors, 1);
+        fetch_add_seq_cst(&o->qp_errors, 1);
     ofl_conn_stop(o, c);
     for (pp = &o->conns; *pp; pp = &(*pp)->next)
         if (*pp == c) {
@@ -177,7 +178,7 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
     pthread_mutex_lock(&o->lock);
     memset(c->mark, 0, sizeof(c->mark));
     c->state = OFL_CONN_READY;
-    atomic_fetch_add(&o->active, 1);
+    fetch_add_seq_cst(&o->active, 1);
     rc = ofl_pipe_start(&c->pipe);
     if (rc == 0)
         rc = ofl_client_record(o, &pc);
@@ -208,7 +209,7 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
                                : "bad depth or flags");
         return rc;
     }
-    if (atomic_load(&o->active) >= o->cfg.max_clients) {
+    if (load_seq_cst(&o->active) >= o->cfg.max_clients) {
         reject(c->fd, -EUSERS, "too many clients");
         return -EUSERS;
     }
@@ -248,7 +249,7 @@ static int send_geometry(struct rdn_offload *o, int fd)
 static int do_refresh(struct rdn_offload *o, struct ofl_conn *c)
 {
     if (c->state == OFL_CONN_READY) { /* not the one before the hello */
-        atomic_fetch_add(&o->refreshes, 1);
+        fetch_add_seq_cst(&o->refreshes, 1);
         c->refreshes++;
     }
     return send_geometry(o, c->fd);
@@ -372,7 +373,7 @@ static void accept_all(struct rdn_offload *o)
         if (fd < 0)
             return;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        bool broken = atomic_load(&o->broken);
+        bool broken = load_seq_cst(&o->broken);
 
         pthread_mutex_lock(&o->lock);
         c = sockets_open(o) < o->cfg.max_clients && !broken
@@ -425,7 +426,7 @@ void *ofl_ctl_main(void *arg)
     struct pollfd *pfd = NULL;
     struct ofl_conn **conn = NULL, **gone = NULL;
 
-    while (!atomic_load(&o->stop)) {
+    while (!load_seq_cst(&o->stop)) {
         unsigned n = 2, ngone = 0;
         char drain[64];
 

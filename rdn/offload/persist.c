@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/offload/offload_int.h"
 
 #define OFL_PSTATE_MAGIC UINT64_C(0x35304c464f4e4452) /* "RDNOFL05" */
@@ -204,7 +205,7 @@ static void adopt_clients(struct rdn_offload *o)
         c->next = o->conns;
         o->conns = c;
         o->nconns++;
-        atomic_fetch_add(&o->active, 1);
+        fetch_add_seq_cst(&o->active, 1);
     }
 }
 
@@ -213,7 +214,7 @@ static void resume_state(struct rdn_offload *o)
 {
     const struct ofl_pstate *ps = ofl_ps(o);
 
-    atomic_store(&o->tregion_used, (size_t)ps->tregion_used);
+    store_seq_cst(&o->tregion_used, (size_t)ps->tregion_used);
     o->inval = ps->inval;
     o->table_gen = ps->table_gen;
     o->next_id = ps->next_id;
@@ -445,7 +446,7 @@ static void forget_previous(struct rdn_offload *o)
     pthread_mutex_unlock(&o->lock);
     memset(o->tbuf.ptr, 0, o->tbuf.len);
     memset(o->meta.ptr, 0, o->meta.len);
-    atomic_store(&o->tregion_used, 0);
+    store_seq_cst(&o->tregion_used, 0);
     ofl_ps(o)->tregion_used = 0;
     rdn_offload_invalidate(o); /* every client's next answer is stale */
     o->reattached = false;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/offload/pipeline.h"
 
 #define OFL_READ_DS   (2 + 2 * RDN_BUCKET_SLOTS) /* ctrl, raddr, scatter */
@@ -511,7 +512,7 @@ static uint8_t resp_opcode(const struct ofl_pipe *p, uint32_t i, unsigned j)
     const struct mlx5_ctrl_seg *c =
         (const void *)(p->resp.sq.buf + (size_t)bb * MLX5_SEND_WQE_BB);
 
-    __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the NIC rewrites it */
+    fence_acquire(); /* the NIC rewrites it */
     return mlx5_ctrl_opcode(c);
 }
 

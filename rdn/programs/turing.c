@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/programs/turing.h"
 
 #define CELL      256
@@ -237,7 +238,7 @@ void turing_result(const struct turing *t, struct tm_result *r)
     struct chain_loc a;
 
     memset(r, 0, sizeof(*r));
-    r->steps = __atomic_load_n(turing_steps_word(t), __ATOMIC_ACQUIRE);
+    r->steps = load_acquire(turing_steps_word(t));
     chain_field(&t->read_a, CHAIN_F_RADDR, 0, &a);
     r->head =
         (unsigned)((be64toh(*(const uint64_t *)a.ptr) - addr_of(t, CELLS_OFF)) /

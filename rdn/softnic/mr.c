@@ -207,7 +207,7 @@ int sn_mr_reg(struct sn_dev *d, uint64_t va, uint64_t len, uint32_t access,
         mr->rq_db_qpn = a->rq_db_qpn;
     a->refs++;
     sn_list_add_tail(&d->mrs, &mr->node);
-    sn_store(&e->mrs[idx], mr);
+    store_release(&e->mrs[idx], mr);
     *out = mr;
     return 0;
 }
@@ -223,7 +223,7 @@ void sn_mr_dereg(struct sn_mr *mr)
 {
     struct sn_engine *e = mr->dev->eng;
 
-    sn_store(&e->mrs[(mr->key >> 8) % SN_MAX_MRS], NULL);
+    store_release(&e->mrs[(mr->key >> 8) % SN_MAX_MRS], NULL);
     sn_engine_sync(e);
     sn_list_del(&mr->node);
     sn_area_put(mr->area);

@@ -16,6 +16,7 @@
 
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/softnic/engine_int.h"
 
 void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
@@ -85,7 +86,7 @@ static uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
  */
 static uint32_t sn_rq_posted(const struct sn_qp *qp)
 {
-    uint32_t pi = be32toh(sn_load(&qp->sh->rq_db));
+    uint32_t pi = be32toh(load_acquire(&qp->sh->rq_db));
     uint32_t n = (uint16_t)(pi - qp->rq_ci);
 
     return n > qp->rq_cnt ? qp->rq_cnt : n;
@@ -97,7 +98,7 @@ static uint32_t sn_rq_avail(struct sn_qp *qp)
     uint32_t n = sn_rq_posted(qp);
 
     if (qp->flags & RNIC_QP_MANAGED_RECV) {
-        int32_t en = (int32_t)(sn_load(&qp->rq_en) - qp->rq_ci);
+        int32_t en = (int32_t)(load_acquire(&qp->rq_en) - qp->rq_ci);
 
         if (en < (int32_t)n)
             n = en > 0 ? (uint32_t)en : 0;
@@ -110,7 +111,7 @@ static bool sn_rq_ready(struct sn_qp *qp)
 {
     if (sn_rq_avail(qp))
         return true;
-    __atomic_store_n(&qp->sh->rnr_wait, 1, __ATOMIC_SEQ_CST);
+    store_seq_cst(&qp->sh->rnr_wait, 1);
     return sn_rq_avail(qp) != 0;
 }
 
@@ -137,7 +138,7 @@ static void sn_recv_complete(struct sn_thread *t, struct sn_qp *qp,
         c.ready_ns = c.nic_ns + qp->dev->tm.cqe_ns;
     }
     qp->rq_ci++;
-    sn_store(&qp->sh->rq_ci, qp->rq_ci);
+    store_release(&qp->sh->rq_ci, qp->rq_ci);
     sn_cq_push(t, qp->rcq, &c);
 }
 
@@ -259,10 +260,9 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
     }
     if (p->h.type == SN_PKT_CAS) {
         old = p->h.compare;
-        __atomic_compare_exchange_n(target, &old, p->h.swap_add, false,
-                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        cas_seq_cst(target, &old, p->h.swap_add);
     } else {
-        old = __atomic_fetch_add(target, p->h.swap_add, __ATOMIC_SEQ_CST);
+        old = fetch_add_seq_cst(target, p->h.swap_add);
     }
     sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, 8);
     sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8,
@@ -271,7 +271,7 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
 
 bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
 {
-    uint32_t st = sn_load(&qp->state);
+    uint32_t st = load_acquire(&qp->state);
 
     if (p->h.type == SN_PKT_ERR) {
         if (st == RNIC_QPS_RTS && p->h.src_qpn == qp->peer_qpn)
@@ -305,7 +305,7 @@ bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
 
 void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp)
 {
-    __atomic_store_n(&qp->sh->rnr_wait, 0, __ATOMIC_SEQ_CST);
+    store_seq_cst(&qp->sh->rnr_wait, 0);
     while (qp->stall) {
         struct sn_pkt *p = qp->stall;
 
@@ -345,5 +345,5 @@ void sn_rq_flush(struct sn_thread *t, struct sn_qp *qp)
         qp->rq_ci++;
         sn_cq_push(t, qp->rcq, &c);
     }
-    sn_store(&qp->sh->rq_ci, qp->rq_ci);
+    store_release(&qp->sh->rq_ci, qp->rq_ci);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "proto/barrier.h"
 #include "t/support/test_softnic_util.h"
 
 static uint8_t *tw_seg(struct tw *w)
@@ -86,7 +87,7 @@ uint32_t tq_post(struct tq *q, struct tw *w)
 
 void tq_ring(struct tq *q)
 {
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    fence_release();
     ck_assert_int_eq(rnic_ring_doorbell(q->qp, q->pi), 0);
 }
 
