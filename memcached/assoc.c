@@ -13,6 +13,7 @@
 
 #include "memcached/assoc_int.h"
 #include "proto/barrier.h"
+#include "proto/byteorder.h"
 
 #define VER_STRIPES   8192 /* version counters, a power of two */
 #define BFS_MAX_NODES 1024 /* buckets one displacement search visits */
@@ -46,7 +47,7 @@ static inline void store_word(uint64_t *w, uint64_t v)
 /* The descriptor's first word: be32 byte count, then be32 lkey. */
 static inline uint64_t desc_count_word(uint32_t byte_count, uint32_t lkey)
 {
-    struct mlx5_data_seg d = {htobe32(byte_count), htobe32(lkey), 0};
+    struct mlx5_data_seg d = {cpu_to_be32(byte_count), cpu_to_be32(lkey), 0};
     uint64_t w;
 
     memcpy(&w, &d, sizeof(w));
@@ -79,13 +80,13 @@ static inline void write_end(uint64_t *v)
 
 /* Writes a whole slot in the order assoc.h documents. wlock held. */
 static void slot_publish(const struct slot_ref *r, uint64_t match,
-                         uint64_t count_word, uint64_t addr)
+                         uint64_t count_word, be64 addr)
 {
     uint64_t *w = slot_words(r);
     uint64_t *v = stripe_of(r->bucket);
 
     write_begin(v);
-    store_word(&w[2], addr);
+    store_release_be64(slot_addr_word(r), addr);
     store_word(&w[1], count_word);
     store_word(&w[0], match);
     write_end(v);
@@ -113,12 +114,12 @@ void assoc_table_init_slots(struct table *t)
 {
     uint64_t count = desc_count_word((uint32_t)rdn_item_total_len(0, 0),
                                      load_relaxed(&assoc.lkey));
-    uint64_t addr = htobe64(assoc.tomb_addr);
+    be64 addr = cpu_to_be64(assoc.tomb_addr);
 
     for (uint64_t i = 0; i < (t->mask + 1) * RDN_BUCKET_SLOTS; i++) {
         t->words[i * SLOT_WORDS] = assoc.empty_match;
         t->words[i * SLOT_WORDS + 1] = count;
-        t->words[i * SLOT_WORDS + 2] = addr;
+        *(be64 *)&t->words[i * SLOT_WORDS + 2] = addr;
     }
 }
 
@@ -133,7 +134,7 @@ static void slot_fill(const struct slot_ref *r, uint64_t fp,
 {
     slot_publish(r, rdn_slot_match(fp),
                  desc_count_word((uint32_t)item_len(it), assoc.lkey),
-                 htobe64((uint64_t)(uintptr_t)it));
+                 cpu_to_be64((uint64_t)(uintptr_t)it));
     r->t->used++;
 }
 
@@ -143,7 +144,7 @@ static uint64_t match_fp(uint64_t match)
     struct mlx5_ctrl_seg c;
 
     memcpy(&c, &match, sizeof(match));
-    return (uint64_t)(be32toh(c.opmod_idx_opcode) >> 24) << 40 |
+    return (uint64_t)(be32_to_cpu(c.opmod_idx_opcode) >> 24) << 40 |
            (uint64_t)mlx5_ctrl_wqe_index(&c) << 24 | mlx5_ctrl_qpn(&c);
 }
 
@@ -297,7 +298,8 @@ static void slot_move(const struct slot_ref *src, const struct slot_ref *dst)
 {
     const uint64_t *w = slot_words(src);
 
-    slot_publish(dst, load_word(&w[0]), load_word(&w[1]), load_word(&w[2]));
+    slot_publish(dst, load_word(&w[0]), load_word(&w[1]),
+                 load_acquire_be64(slot_addr_word(src)));
     dst->t->used++;
     assoc_slot_clear(src);
     assoc.displacements++;
@@ -566,7 +568,7 @@ int assoc_replace(struct rdn_item *old_it, struct rdn_item *new_it,
     if (load_seq_cst(&assoc.cur) != NULL && slot_of(old_it, kh, &r))
         slot_publish(&r, rdn_slot_match(kh->fp),
                      desc_count_word((uint32_t)item_len(new_it), assoc.lkey),
-                     htobe64((uint64_t)(uintptr_t)new_it));
+                     cpu_to_be64((uint64_t)(uintptr_t)new_it));
     else if (load_seq_cst(&assoc.cur) != NULL && (e = stash_entry_of(old_it)))
         stash_set(e, new_it);
     else
@@ -593,7 +595,8 @@ static void relabel_lkey(struct table *t)
 
             memcpy(&d, w, sizeof(*w)); /* wlock: no other writer */
             write_begin(v);
-            store_word(w, desc_count_word(be32toh(d.byte_count), assoc.lkey));
+            store_word(w,
+                       desc_count_word(be32_to_cpu(d.byte_count), assoc.lkey));
             write_end(v);
         }
 }

@@ -103,9 +103,16 @@ static inline bool slot_empty(const struct slot_ref *r)
     return load_word(slot_words(r)) == assoc.empty_match;
 }
 
+/* The slot's third word: the be64 address of its item (proto/table.h). */
+static inline be64 *slot_addr_word(const struct slot_ref *r)
+{
+    return (be64 *)&slot_words(r)[2];
+}
+
 static inline struct rdn_item *slot_item(const struct slot_ref *r)
 {
-    return (struct rdn_item *)(uintptr_t)be64toh(load_word(&slot_words(r)[2]));
+    return (struct rdn_item *)(uintptr_t)be64_to_cpu(
+        load_acquire_be64(slot_addr_word(r)));
 }
 
 static inline uint64_t table_slots(const struct table *t)

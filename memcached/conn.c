@@ -172,6 +172,17 @@ void conn_addr_string(const struct sockaddr_storage *ss, socklen_t len,
     }
 }
 
+/*
+ * The state as the unsigned int it is stored as: "stats conns" reads it from
+ * other threads, and sparse's atomic builtins take no enum.
+ */
+_Static_assert(sizeof(enum conn_state) == sizeof(unsigned), "state is 4 B");
+
+static unsigned *state_word(struct conn *c)
+{
+    return (unsigned *)&c->state;
+}
+
 /* What "stats conns" shows of one connection, copied under conns_lock. */
 struct conn_view {
     enum conn_state state;
@@ -190,7 +201,7 @@ static bool conn_view_of(int fd, struct conn_view *v)
     if (c == NULL)
         return false;
     pthread_mutex_lock(&conns_lock);
-    v->state = load_relaxed(&c->state);
+    v->state = (enum conn_state)load_relaxed(state_word(c));
     if (v->state != CONN_CLOSED) {
         open = true;
         v->transport = c->transport;
@@ -243,7 +254,7 @@ void conns_stats(void (*sink)(void *ctx, const char *name, const char *value),
 
 static void set_state(struct conn *c, enum conn_state st)
 {
-    store_relaxed(&c->state, st);
+    store_relaxed(state_word(c), st);
 }
 
 /* ---- output queue ---- */

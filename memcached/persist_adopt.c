@@ -14,7 +14,6 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
 #include "proto/barrier.h"
+#include "proto/byteorder.h"
 
 /* One table as the walk sees it. */
 struct view {
@@ -72,9 +72,9 @@ static struct slot_val slot_read(const uint64_t *w)
 
     memcpy(&d, &w[1], sizeof(d));
     v.match = w[0];
-    v.count = be32toh(d.byte_count);
-    v.lkey = be32toh(d.lkey);
-    v.addr = be64toh(d.addr);
+    v.count = be32_to_cpu(d.byte_count);
+    v.lkey = be32_to_cpu(d.lkey);
+    v.addr = be64_to_cpu(d.addr);
     return v;
 }
 

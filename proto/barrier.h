@@ -13,9 +13,9 @@
  *
  * The helpers are the compiler's __atomic builtins under names that say the
  * ordering, so a reader sees at each access what it pairs with. They take a
- * pointer to a plain object of 1, 2, 4 or 8 bytes (integers, pointers, the
- * be16/be32/be64 types of proto/byteorder.h); shared fields are never
- * _Atomic-qualified, and every access of one that another thread can see
+ * pointer to a plain object of 1, 2, 4 or 8 bytes (an integer or a pointer;
+ * big-endian words have the _be32/_be64 helpers at the end); shared fields are
+ * never _Atomic-qualified, and every access of one that another thread can see
  * at the same time goes through a helper. Every read-modify-write returns
  * the value before the operation, as the fetch_ prefix says.
  *
@@ -25,6 +25,10 @@
  */
 #ifndef PROTO_BARRIER_H
 #define PROTO_BARRIER_H
+
+#include <stdint.h>
+
+#include "proto/byteorder.h"
 
 /* Loads. */
 #define load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -71,6 +75,30 @@
 #define fence_acquire() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define fence_release() __atomic_thread_fence(__ATOMIC_RELEASE)
 #define fence_seq_cst() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+/*
+ * Big-endian words (proto/byteorder.h): sparse's atomic builtins refuse
+ * __bitwise types, so a be32/be64 shared with the NIC goes through these.
+ */
+static inline be32 load_acquire_be32(const be32 *p)
+{
+    return (__force be32)load_acquire((const uint32_t *)p);
+}
+
+static inline void store_seq_cst_be32(be32 *p, be32 v)
+{
+    store_seq_cst((uint32_t *)p, (__force uint32_t)v);
+}
+
+static inline be64 load_acquire_be64(const be64 *p)
+{
+    return (__force be64)load_acquire((const uint64_t *)p);
+}
+
+static inline void store_release_be64(be64 *p, be64 v)
+{
+    store_release((uint64_t *)p, (__force uint64_t)v);
+}
 
 /* Tells the CPU the caller is spinning (x86 PAUSE); a no-op elsewhere. */
 static inline void cpu_relax(void)

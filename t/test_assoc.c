@@ -390,11 +390,10 @@ static struct rdn_item *arena_item(const char *key, const char *value)
  * tombstone) inside the arena, no longer than the longest item
  * (rdn_offload_arena_map registers that much past the arena's end).
  */
-static bool desc_executable(uint64_t count_word, uint64_t addr_word,
-                            size_t longest)
+static bool desc_executable(uint64_t count_word, be64 addr_word, size_t longest)
 {
     const uint8_t *cw = (const uint8_t *)&count_word;
-    uint64_t addr = be64toh(addr_word);
+    uint64_t addr = be64_to_cpu(addr_word);
     uint64_t base = (uintptr_t)arena_base();
 
     return be32_at(cw + 4) == RACE_LKEY && be32_at(cw) >= 32 &&
@@ -422,7 +421,7 @@ static void check_mixes(const uint64_t *pre, const uint64_t *post,
                 w[k] = (mix >> k & 1 ? post : pre) + s * 3 + k;
             if (*w[0] == empty)
                 continue;
-            REQUIRE(desc_executable(*w[1], *w[2], longest));
+            REQUIRE(desc_executable(*w[1], *(const be64 *)w[2], longest));
         }
 }
 

@@ -13,12 +13,12 @@
 #include "config.h"
 
 #include <check.h>
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "proto/byteorder.h"
 #include "proto/keyhash.h"
 #include "t/support/offload_table.h"
 #include "t/support/testutil.h"
@@ -517,8 +517,8 @@ START_TEST(read_mid_clear_never_faults)
     expect_value("racing", "old value", 9);
 
     memset(tomb, 0, rdn_item_total_len(1, 0)); /* a fresh slot's tombstone */
-    slot->desc.byte_count = htobe32((uint32_t)rdn_item_total_len(0, 0));
-    slot->desc.addr = htobe64((uint64_t)(uintptr_t)tomb);
+    slot->desc.byte_count = cpu_to_be32((uint32_t)rdn_item_total_len(0, 0));
+    slot->desc.addr = cpu_to_be64((uint64_t)(uintptr_t)tomb);
     expect("racing", OFL_TORN);
     ck_assert(!ofl_pipe_failed(&w.a.l.pipe));
 
@@ -578,13 +578,13 @@ END_TEST
 static void build_req(const char *key, uint32_t id, struct rdn_get_req *r)
 {
     struct rdn_keyhash kh = hash(key);
-    uint64_t cmp = htobe64(rdn_slot_match(kh.fp));
+    be64 cmp = cpu_to_be64(rdn_slot_match(kh.fp));
 
-    r->bucket_addr[0] = htobe64(rdn_bucket_addr(&w.geo, kh.bucket1));
-    r->bucket_addr[1] = htobe64(rdn_bucket_addr(&w.geo, kh.bucket2));
+    r->bucket_addr[0] = cpu_to_be64(rdn_bucket_addr(&w.geo, kh.bucket1));
+    r->bucket_addr[1] = cpu_to_be64(rdn_bucket_addr(&w.geo, kh.bucket2));
     for (unsigned i = 0; i < RDN_REQ_CMP; i++)
         r->compare[i] = cmp;
-    r->req_id = htobe32(id);
+    r->req_id = cpu_to_be32(id);
 }
 
 /*

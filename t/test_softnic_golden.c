@@ -26,8 +26,8 @@ static void set_ctrl(struct tw *w, uint16_t idx, uint32_t qpn)
     struct mlx5_ctrl_seg *c = (struct mlx5_ctrl_seg *)w->b;
     uint8_t op = mlx5_ctrl_opcode(c);
 
-    c->opmod_idx_opcode = htobe32(mlx5_ctrl_word0(0, idx, op));
-    c->qpn_ds = htobe32(mlx5_ctrl_word1(qpn, (uint8_t)w->ds));
+    c->opmod_idx_opcode = cpu_to_be32(mlx5_ctrl_word0(0, idx, op));
+    c->qpn_ds = cpu_to_be32(mlx5_ctrl_word1(qpn, (uint8_t)w->ds));
 }
 
 static void check_bytes(const struct tw *w, const uint8_t *want, size_t n)

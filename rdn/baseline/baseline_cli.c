@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -19,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "proto/byteorder.h"
 #include "proto/keyhash.h"
 #include "proto/rdn_framing.h"
 #include "rdn/baseline/baseline_cli.h"
@@ -293,8 +293,8 @@ static int onesided_try(struct bl_conn *c, const char *key, size_t nkey,
     if (rc < 0)
         return rc;
     for (unsigned i = 0; i < 2 * RDN_BUCKET_SLOTS; i++) {
-        struct bl_loc loc = {.addr = be64toh(s[i].desc.addr),
-                             .len = be32toh(s[i].desc.byte_count)};
+        struct bl_loc loc = {.addr = be64_to_cpu(s[i].desc.addr),
+                             .len = be32_to_cpu(s[i].desc.byte_count)};
         const struct rdn_item *it;
 
         if (s[i].match != match)

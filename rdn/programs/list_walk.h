@@ -40,9 +40,9 @@
 
 /* A node as the NIC reads it (32 bytes, 8-aligned). */
 struct list_node {
-    uint64_t key_be;            /* 48-bit key, big-endian */
+    be64 key_be;                /* 48-bit key */
     struct mlx5_data_seg value; /* be32 length, be32 lkey, be64 address */
-    uint64_t next_be;           /* big-endian address of the next node */
+    be64 next_be;               /* address of the next node */
 };
 
 _Static_assert(sizeof(struct list_node) == 32, "list node is 32 bytes");

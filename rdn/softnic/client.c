@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "rdn/softnic/client.h"
 #include "rdn/softnic/engine_int.h"
 #include "rdn/softnic/obj_int.h"
@@ -717,7 +718,7 @@ static int sn_post_recv(struct rnic_qp *qp_, const struct rnic_sge *sge,
                         qp->base.num);
     /* The record, not a copy: RDMA may have advanced it (16-bit count). */
     ci = load_acquire(&qp->sh->rq_ci);
-    pi = be32toh(load_acquire(&qp->sh->rq_db));
+    pi = be32_to_cpu(load_acquire_be32(&qp->sh->rq_db));
     if ((uint16_t)(pi - ci) >= qp->rq_cnt)
         return rnic_err(-ENOMEM, "rnic_post_recv: receive queue full");
     slot = pi & (qp->rq_cnt - 1);
@@ -727,18 +728,18 @@ static int sn_post_recv(struct rnic_qp *qp_, const struct rnic_sge *sge,
             continue;
         if (sge[i].length > SN_MAX_MSG)
             return rnic_err(-EINVAL, "rnic_post_recv: entry too long");
-        seg[k].byte_count = htobe32(sge[i].length);
-        seg[k].lkey = htobe32(sge[i].lkey);
-        seg[k].addr = htobe64(sge[i].addr);
+        seg[k].byte_count = cpu_to_be32(sge[i].length);
+        seg[k].lkey = cpu_to_be32(sge[i].lkey);
+        seg[k].addr = cpu_to_be64(sge[i].addr);
         k++;
     }
     if (k < qp->rq_sge) {
         seg[k].byte_count = 0;
-        seg[k].lkey = htobe32(MLX5_INVALID_LKEY);
+        seg[k].lkey = cpu_to_be32(MLX5_INVALID_LKEY);
         seg[k].addr = 0;
     }
     qp->wrid[slot] = wr_id;
-    store_seq_cst(&qp->sh->rq_db, htobe32(pi + 1));
+    store_seq_cst_be32(&qp->sh->rq_db, cpu_to_be32(pi + 1));
     if (load_seq_cst(&qp->sh->rnr_wait) ||
         load_relaxed(&qp->sh->state) != RNIC_QPS_RTS)
         sn_poke_qp(sn_dev(qp->base.dev)->ctl, qp->thr, qp->idx);

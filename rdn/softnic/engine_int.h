@@ -227,10 +227,17 @@ struct sn_out {
     uint8_t rd; /* READ/atomic slot + 1, or 0 */
 };
 
+/* One scatter entry of a READ or atomic, decoded from its data segment. */
+struct sn_sge {
+    uint32_t byte_count; /* as in the segment: 0 means 2^31 */
+    uint32_t lkey;
+    uint64_t addr;
+};
+
 /* Where a READ's or atomic's response lands (local scatter list). */
 struct sn_rd {
     uint32_t nsge;
-    struct mlx5_data_seg sge[SN_MAX_SGE]; /* host order fields */
+    struct sn_sge sge[SN_MAX_SGE];
 };
 
 enum sn_block {

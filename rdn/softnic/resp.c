@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "rdn/softnic/engine_int.h"
 
 void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
@@ -86,7 +87,7 @@ static uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
  */
 static uint32_t sn_rq_posted(const struct sn_qp *qp)
 {
-    uint32_t pi = be32toh(load_acquire(&qp->sh->rq_db));
+    uint32_t pi = be32_to_cpu(load_acquire_be32(&qp->sh->rq_db));
     uint32_t n = (uint16_t)(pi - qp->rq_ci);
 
     return n > qp->rq_cnt ? qp->rq_cnt : n;
@@ -159,20 +160,20 @@ static int sn_recv_scatter(struct sn_thread *t, struct sn_qp *qp,
     /* Snapshot the scatter list first: the payload may overwrite it. */
     memcpy(segs, seg, qp->rq_sge * sizeof(*seg));
     for (n = 0; n < qp->rq_sge && off < len; n++) {
-        uint32_t lkey = be32toh(segs[n].lkey);
-        uint32_t bc = be32toh(segs[n].byte_count);
+        uint32_t lkey = be32_to_cpu(segs[n].lkey);
+        uint32_t bc = be32_to_cpu(segs[n].byte_count);
         uint64_t cnt, room = bc ? bc : SN_MAX_MSG;
         uint8_t *dst;
 
         if (lkey == MLX5_INVALID_LKEY)
             break;
         cnt = room < len - off ? room : len - off;
-        dst = sn_xlate(t->eng, qp->dev, lkey, be64toh(segs[n].addr), cnt,
+        dst = sn_xlate(t->eng, qp->dev, lkey, be64_to_cpu(segs[n].addr), cnt,
                        RNIC_ACCESS_LOCAL_WRITE);
         if (!dst)
             return RNIC_WC_LOC_PROT_ERR;
         memcpy(dst, p->data + off, cnt);
-        sn_mr_stored(t->eng, lkey, be64toh(segs[n].addr), cnt);
+        sn_mr_stored(t->eng, lkey, be64_to_cpu(segs[n].addr), cnt);
         off += cnt;
     }
     return off < len ? RNIC_WC_LOC_LEN_ERR : 0;

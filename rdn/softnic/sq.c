@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "rdn/softnic/engine_int.h"
 
 enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
@@ -277,7 +278,7 @@ static int sn_gather(struct sn_thread *t, struct sn_qp *qp,
     *total = 0;
     for (unsigned s = first; s < w->ds; s++) {
         const struct mlx5_data_seg *d = sn_wqe_dseg(w, s);
-        uint32_t bc = be32toh(d->byte_count);
+        uint32_t bc = be32_to_cpu(d->byte_count);
         uint64_t n = sn_dseg_len(bc);
 
         if (bc & 0x80000000u)
@@ -285,8 +286,8 @@ static int sn_gather(struct sn_thread *t, struct sn_qp *qp,
         *total += n;
         if (*total > SN_MAX_MSG)
             return RNIC_WC_LOC_LEN_ERR;
-        ptr[s - first] =
-            sn_xlate(t->eng, qp->dev, be32toh(d->lkey), be64toh(d->addr), n, 0);
+        ptr[s - first] = sn_xlate(t->eng, qp->dev, be32_to_cpu(d->lkey),
+                                  be64_to_cpu(d->addr), n, 0);
         if (!ptr[s - first])
             return RNIC_WC_LOC_PROT_ERR;
         len[s - first] = (uint32_t)n;
@@ -303,14 +304,14 @@ static int sn_scatter_list(struct sn_thread *t, struct sn_qp *qp,
     rd->nsge = w->ds - first;
     for (unsigned s = first; s < w->ds; s++) {
         const struct mlx5_data_seg *d = sn_wqe_dseg(w, s);
-        struct mlx5_data_seg *r = &rd->sge[s - first];
-        uint32_t bc = be32toh(d->byte_count);
+        struct sn_sge *r = &rd->sge[s - first];
+        uint32_t bc = be32_to_cpu(d->byte_count);
 
         if (bc & 0x80000000u)
             return RNIC_WC_LOC_QP_OP_ERR;
         r->byte_count = bc;
-        r->lkey = be32toh(d->lkey);
-        r->addr = be64toh(d->addr);
+        r->lkey = be32_to_cpu(d->lkey);
+        r->addr = be64_to_cpu(d->addr);
         *total += sn_dseg_len(bc);
         if (*total > SN_MAX_MSG)
             return RNIC_WC_LOC_LEN_ERR;
@@ -373,10 +374,10 @@ static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
     if (is_write) {
         const struct mlx5_raddr_seg *r = (const void *)(w->b + 16);
 
-        p->h.raddr = be64toh(r->raddr);
-        p->h.rkey = be32toh(r->rkey);
+        p->h.raddr = be64_to_cpu(r->raddr);
+        p->h.rkey = be32_to_cpu(r->rkey);
     }
-    p->h.imm = be32toh(c->imm);
+    p->h.imm = be32_to_cpu(c->imm);
     if (w->flags & MLX5_WQE_CTRL_SOLICITED)
         p->h.flags |= SN_PKT_F_SOLICITED;
     o->byte_len = (uint32_t)total;
@@ -419,14 +420,14 @@ static int sn_op_rd(struct sn_thread *t, struct sn_qp *qp,
                    0, o);
     if (!p)
         return RNIC_WC_LOC_QP_OP_ERR;
-    p->h.raddr = be64toh(r->raddr);
-    p->h.rkey = be32toh(r->rkey);
+    p->h.raddr = be64_to_cpu(r->raddr);
+    p->h.rkey = be32_to_cpu(r->rkey);
     p->h.len = (uint32_t)total;
     if (atomic) {
         const struct mlx5_atomic_seg *a = (const void *)(w->b + 32);
 
-        p->h.swap_add = be64toh(a->swap_add);
-        p->h.compare = be64toh(a->compare);
+        p->h.swap_add = be64_to_cpu(a->swap_add);
+        p->h.compare = be64_to_cpu(a->compare);
     }
     qp->rd_used |= 1u << slot;
     o->rd = (uint8_t)(slot + 1);
@@ -454,7 +455,7 @@ static int sn_op_enable(struct sn_thread *t, struct sn_qp *qp,
                         const struct sn_wqe *w)
 {
     const struct mlx5_wait_en_seg *s = (const void *)(w->b + 16);
-    struct sn_qp *q = sn_qp_lookup(t->eng, be32toh(s->obj_num));
+    struct sn_qp *q = sn_qp_lookup(t->eng, be32_to_cpu(s->obj_num));
     bool send = w->opcode == MLX5_OPCODE_SEND_EN;
 
     if (!(qp->flags & RNIC_QP_CROSS_CHANNEL) || w->ds < 2 || !q ||
@@ -464,7 +465,7 @@ static int sn_op_enable(struct sn_thread *t, struct sn_qp *qp,
         return RNIC_WC_LOC_QP_OP_ERR;
     if (qp->dev->tm.timed)
         store_relaxed(&q->en_ns, w->end);
-    sn_raise(send ? &q->en_req : &q->rq_en, be32toh(s->index));
+    sn_raise(send ? &q->en_req : &q->rq_en, be32_to_cpu(s->index));
     if (q->thr == t && q != qp)
         sn_qp_dirty(t, q); /* ours: no need to go through the mailbox */
     else
@@ -477,7 +478,7 @@ static bool sn_op_wait(struct sn_thread *t, struct sn_qp *qp, struct sn_wqe *w,
                        int *status)
 {
     const struct mlx5_wait_en_seg *s = (const void *)(w->b + 16);
-    struct sn_cq *cq = sn_cq_lookup(t->eng, be32toh(s->obj_num));
+    struct sn_cq *cq = sn_cq_lookup(t->eng, be32_to_cpu(s->obj_num));
 
     *status = 0;
     if (!(qp->flags & RNIC_QP_CROSS_CHANNEL) || w->ds < 2 || !cq ||
@@ -486,7 +487,7 @@ static bool sn_op_wait(struct sn_thread *t, struct sn_qp *qp, struct sn_wqe *w,
         return false;
     }
     qp->wait_cqn = cq->cqn;
-    qp->wait_idx = be32toh(s->index);
+    qp->wait_idx = be32_to_cpu(s->index);
     if ((int32_t)(sn_cq_count(cq) - qp->wait_idx) < 0) {
         sn_wait_register(t, qp, cq);
         if ((int32_t)(sn_cq_count(cq) - qp->wait_idx) < 0) {
@@ -748,7 +749,7 @@ static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
     uint64_t off = 0;
 
     for (uint32_t i = 0; i < rd->nsge && off < len; i++) {
-        const struct mlx5_data_seg *s = &rd->sge[i];
+        const struct sn_sge *s = &rd->sge[i];
         uint64_t n = sn_dseg_len(s->byte_count);
         uint8_t *dst;
 

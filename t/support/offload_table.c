@@ -5,11 +5,11 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
 #include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "proto/keyhash.h"
 #include "t/support/offload_table.h"
 
@@ -91,9 +91,9 @@ void ofl_table_set_slot(struct ofl_table *t, uint64_t b, unsigned i,
     struct rdn_slot *s = &bucket(t, b)->slot[i % RDN_BUCKET_SLOTS];
 
     s->desc.byte_count =
-        htobe32((uint32_t)rdn_item_total_len(it->nkey, it->nbytes));
-    s->desc.lkey = htobe32(t->arena.mr->lkey);
-    s->desc.addr = htobe64((uint64_t)(uintptr_t)it);
+        cpu_to_be32((uint32_t)rdn_item_total_len(it->nkey, it->nbytes));
+    s->desc.lkey = cpu_to_be32(t->arena.mr->lkey);
+    s->desc.addr = cpu_to_be64((uint64_t)(uintptr_t)it);
     store_release(&s->match, rdn_slot_match(fp));
 }
 
