@@ -71,7 +71,7 @@ static void peer_open(struct peer *p)
 {
     peer_build(p, &w.master);
     ck_assert_msg(ofl_pipe_start(&p->l.pipe) == 0, "ofl_pipe_start: %s",
-                  chain_errmsg());
+                  ofl_errmsg());
 }
 
 static void peer_close(struct peer *p)
@@ -638,6 +638,24 @@ START_TEST(checker_finds_no_hazard)
 }
 END_TEST
 
+/* Each failing ofl_ call leaves a message of its own, not an earlier one. */
+START_TEST(failures_say_what_failed)
+{
+    struct ofl_pipe p;
+
+    peer_build(&w.b, &w.master);
+    ck_assert_int_eq(ofl_pipe_persist(&w.b.l.pipe, ""), -EINVAL);
+    ck_assert_str_eq(ofl_errmsg(), "pipeline name: not 1..40 characters");
+    ck_assert_int_lt(ofl_pipe_attach(w.sdev, &w.b.l.pipe.cfg, "ofl.nobody", &p),
+                     0);
+    ck_assert_msg(strstr(ofl_errmsg(), "attach ofl.nobody.ctr: ") != NULL,
+                  "got \"%s\"", ofl_errmsg());
+    ck_assert_int_eq(ofl_pipe_start(NULL), -EINVAL);
+    ck_assert_str_eq(ofl_errmsg(), "ofl_pipe_start: bad argument");
+    peer_close(&w.b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("offload_chain");
@@ -660,6 +678,7 @@ int main(void)
     tcase_add_test(tc, read_mid_clear_never_faults);
     tcase_add_test(tc, checker_finds_no_hazard);
     tcase_add_test(tc, client_reaches_no_server_memory);
+    tcase_add_test(tc, failures_say_what_failed);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -39,26 +39,20 @@ int ofl_ctl_listen(struct rdn_offload *o)
     socklen_t alen = sizeof(a);
     int one = 1;
 
-    if (inet_pton(AF_INET, o->cfg.listen_addr, &a.sin_addr) != 1) {
-        fprintf(stderr, "rdn: bad listen address %s\n", o->cfg.listen_addr);
-        return -EINVAL;
-    }
+    if (inet_pton(AF_INET, o->cfg.listen_addr, &a.sin_addr) != 1)
+        return ofl_err(-EINVAL, "bad listen address %s", o->cfg.listen_addr);
     if (pipe2(o->wake, O_NONBLOCK | O_CLOEXEC) < 0)
-        return -errno;
+        return ofl_err(-errno, "wake pipe: %s", strerror(errno));
     o->listen_fd =
         socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (o->listen_fd < 0)
-        return -errno;
+        return ofl_err(-errno, "socket: %s", strerror(errno));
     setsockopt(o->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(o->listen_fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
         listen(o->listen_fd, 64) < 0 ||
-        getsockname(o->listen_fd, (struct sockaddr *)&a, &alen) < 0) {
-        int err = -errno;
-
-        fprintf(stderr, "rdn: cannot listen on %s:%d: %s\n", o->cfg.listen_addr,
-                o->cfg.port, strerror(-err));
-        return err;
-    }
+        getsockname(o->listen_fd, (struct sockaddr *)&a, &alen) < 0)
+        return ofl_err(-errno, "cannot listen on %s:%d: %s", o->cfg.listen_addr,
+                       o->cfg.port, strerror(errno));
     o->port = ntohs(a.sin_port);
     return 0;
 }
@@ -167,14 +161,14 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
     if (rc < 0)
         return rc;
     rc = ofl_pipe_addr(&c->pipe, mine);
-    if (rc == 0)
-        rc = ofl_pipe_connect(&c->pipe, &peer);
-    if (rc == 0)
-        rc = ofl_client_persist(o, c);
-    if (rc < 0) {
-        ofl_pipe_close(&c->pipe);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_close_pipe;
+    rc = ofl_pipe_connect(&c->pipe, &peer);
+    if (rc < 0)
+        goto err_close_pipe;
+    rc = ofl_client_persist(o, c);
+    if (rc < 0)
+        goto err_close_pipe;
     pthread_mutex_lock(&o->lock);
     memset(c->mark, 0, sizeof(c->mark));
     c->state = OFL_CONN_READY;
@@ -186,6 +180,10 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
         ofl_conn_stop(o, c);
     c->stuck_since_ms = ofl_now_ms();
     pthread_mutex_unlock(&o->lock);
+    return rc;
+
+err_close_pipe:
+    ofl_pipe_close(&c->pipe);
     return rc;
 }
 
@@ -221,7 +219,7 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     rc = pipe_up(o, c, &h, &mine);
     if (rc < 0) {
         ofl_log(o, "client %u: pipeline: %s (%s)", c->id, strerror(-rc),
-                chain_errmsg());
+                ofl_errmsg());
         reject(c->fd, rc, "cannot create the NIC pipeline");
         return rc;
     }

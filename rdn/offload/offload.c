@@ -104,7 +104,7 @@ int rdn_offload_open(const struct rdn_offload_cfg *cfg,
     rc = ofl_nic_open(o, cfg->device);
     if (rc < 0) {
         fprintf(stderr, "rdn: cannot set up the NIC: %s (%s)\n", strerror(-rc),
-                o->dev ? chain_errmsg() : rnic_errmsg());
+                ofl_errmsg());
         rdn_offload_close(o);
         return rc;
     }
@@ -248,22 +248,25 @@ int rdn_offload_start(struct rdn_offload *o)
         return -EINVAL;
     }
     rc = ofl_ctl_listen(o);
-    if (rc < 0)
+    if (rc < 0) {
+        fprintf(stderr, "rdn: %s\n", ofl_errmsg());
         return rc;
-    rc = -pthread_create(&o->watch_thread, NULL, ofl_watch_main, o);
-    if (rc == 0) {
-        rc = -pthread_create(&o->ctl_thread, NULL, ofl_ctl_main, o);
-        if (rc < 0) {
-            store_seq_cst(&o->stop, true);
-            pthread_join(o->watch_thread, NULL);
-        }
     }
+    rc = -pthread_create(&o->watch_thread, NULL, ofl_watch_main, o);
     if (rc < 0)
         return rc;
+    rc = -pthread_create(&o->ctl_thread, NULL, ofl_ctl_main, o);
+    if (rc < 0)
+        goto err_join_watch;
     o->started = true;
     ofl_log(o, "offloaded GETs on port %d (%s)", o->port,
             rnic_device_name(o->dev));
     return 0;
+
+err_join_watch:
+    store_seq_cst(&o->stop, true);
+    pthread_join(o->watch_thread, NULL);
+    return rc;
 }
 
 struct rnic_device *rdn_offload_device(const struct rdn_offload *o)

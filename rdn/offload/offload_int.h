@@ -145,6 +145,15 @@ struct rdn_offload {
     uint64_t hits, misses, refreshes, qp_errors;
 };
 
+/* pipeline.c */
+/*
+ * Records the thread's offload error message (printf format; read with
+ * ofl_errmsg()) and returns err. Every ofl_ function that returns -errno
+ * calls it on the way out, so its callers never print a stale message.
+ */
+int ofl_err(int err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* offload.c */
 void ofl_geometry(struct rdn_offload *o, struct rdn_geometry *g);
 void ofl_log(const struct rdn_offload *o, const char *fmt, ...)

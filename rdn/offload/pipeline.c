@@ -7,12 +7,31 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/barrier.h"
+#include "rdn/offload/offload_int.h"
 #include "rdn/offload/pipeline.h"
+
+static __thread char ofl_msg[256];
+
+int ofl_err(int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(ofl_msg, sizeof(ofl_msg), fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+const char *ofl_errmsg(void)
+{
+    return ofl_msg[0] ? ofl_msg : "no error";
+}
 
 #define OFL_READ_DS   (2 + 2 * RDN_BUCKET_SLOTS) /* ctrl, raddr, scatter */
 #define OFL_RECV_SGE  (2 + OFL_RESP_WQES + 1)    /* see post_recv() */
@@ -297,11 +316,13 @@ static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
                           OFL_TAIL_PAIR, u);
     for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++)
         rc = post_patch(p, i, u, k, k == OFL_HEAD_PAIR ? head_inc : resp_inc);
-    if (rc == 0 && p->w.pi - w0 > OFL_W_UNIT)
-        rc = -EPROTO;
-    if (rc == 0)
-        rc = chain_pad(&p->w, OFL_W_UNIT - (p->w.pi - w0));
-    return rc;
+    if (rc < 0)
+        return ofl_err(rc, "unit %u: %s", i, chain_errmsg());
+    if (p->w.pi - w0 > OFL_W_UNIT)
+        return ofl_err(-EPROTO, "unit %u takes %u worker WQEBBs, more than %u",
+                       i, p->w.pi - w0, OFL_W_UNIT);
+    rc = chain_pad(&p->w, OFL_W_UNIT - (p->w.pi - w0));
+    return rc < 0 ? ofl_err(rc, "unit %u: %s", i, chain_errmsg()) : 0;
 }
 
 /* Unit i's counters hold lap 0's indexes: their first bump yields lap 1's. */
@@ -334,10 +355,11 @@ static int post_recv(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u)
     }
     if (rc == 0)
         rc = chain_field(&u->imm, CHAIN_F_IMM, 0, &l);
-    if (rc < 0)
-        return rc;
-    sge[n++] = chain_loc_sge(l);
-    return chain_post_recv(&p->resp, sge, n, i);
+    if (rc == 0) {
+        sge[n++] = chain_loc_sge(l);
+        rc = chain_post_recv(&p->resp, sge, n, i);
+    }
+    return rc < 0 ? ofl_err(rc, "receive %u: %s", i, chain_errmsg()) : 0;
 }
 
 /* Builds the whole lap on fresh rings and posts one receive per unit. */
@@ -360,7 +382,7 @@ static int build_lap(struct ofl_pipe *p)
     if (rc == 0 && (p->w.pi - w_base != p->w.sq.wqebb_cnt ||
                     p->resp.pi - r_base != p->resp.sq.wqebb_cnt ||
                     p->w.scq->count - cq0 != p->cfg.iters * OFL_RESP_WQES))
-        rc = -EPROTO;
+        rc = ofl_err(-EPROTO, "the lap does not fill the rings exactly");
     return rc;
 }
 
@@ -408,38 +430,63 @@ int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
     int rc;
 
     if (!dev || !p || !cfg_ok(cfg))
-        return -EINVAL;
+        return ofl_err(-EINVAL, "ofl_pipe_open: bad argument");
     memset(p, 0, sizeof(*p));
     p->cfg = *cfg;
     wa.sq_wqebb = cfg->iters * OFL_W_UNIT;
     resp_attr(cfg, &ra);
     rc = chain_q_open(dev, &wa, &p->w);
-    if (rc == 0)
-        rc = chain_q_connect(&p->w, &p->w);
-    if (rc == 0)
-        rc = chain_q_open(dev, &ra, &p->resp);
-    if (rc == 0)
-        rc = chain_buf_open(dev, (size_t)cfg->iters * OFL_PAIRS * 8, ctr_access,
-                            &p->ctr);
-    if (rc == 0)
-        rc = build_lap(p);
     if (rc < 0)
-        ofl_pipe_close(p);
+        return ofl_err(rc, "worker queue: %s", chain_errmsg());
+    rc = chain_q_connect(&p->w, &p->w);
+    if (rc < 0) {
+        ofl_err(rc, "worker queue: %s", chain_errmsg());
+        goto err_close_w;
+    }
+    rc = chain_q_open(dev, &ra, &p->resp);
+    if (rc < 0) {
+        ofl_err(rc, "response queue: %s", chain_errmsg());
+        goto err_close_w;
+    }
+    rc = chain_buf_open(dev, (size_t)cfg->iters * OFL_PAIRS * 8, ctr_access,
+                        &p->ctr);
+    if (rc < 0) {
+        ofl_err(rc, "lap counters: %s", chain_errmsg());
+        goto err_close_resp;
+    }
+    rc = build_lap(p);
+    if (rc < 0)
+        goto err_close_ctr;
+    return 0;
+
+err_close_ctr:
+    chain_buf_close(&p->ctr);
+err_close_resp:
+    chain_q_close(&p->resp);
+err_close_w:
+    chain_q_close(&p->w);
+    memset(p, 0, sizeof(*p));
     return rc;
 }
 
 int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out)
 {
+    int rc;
+
     if (!p || !p->resp.qp || !out)
-        return -EINVAL;
-    return rnic_qp_addr(p->resp.qp, out);
+        return ofl_err(-EINVAL, "ofl_pipe_addr: bad argument");
+    rc = rnic_qp_addr(p->resp.qp, out);
+    return rc < 0 ? ofl_err(rc, "response queue: %s", rnic_errmsg()) : 0;
 }
 
 int ofl_pipe_connect(struct ofl_pipe *p, const struct rnic_addr *client)
 {
+    int rc;
+
     if (!p || !p->resp.qp || !client)
-        return -EINVAL;
-    return rnic_connect(p->resp.qp, client);
+        return ofl_err(-EINVAL, "ofl_pipe_connect: bad argument");
+    rc = rnic_connect(p->resp.qp, client);
+    return rc < 0 ? ofl_err(rc, "connect: %s", rnic_errmsg()) : 0;
 }
 
 /* Releases the worker's first head (index 0 of its fresh ring). */
@@ -450,18 +497,20 @@ int ofl_pipe_start(struct ofl_pipe *p)
     int rc;
 
     if (!p || p->started || !p->w.qp)
-        return -EINVAL;
+        return ofl_err(-EINVAL, "ofl_pipe_start: bad argument");
     m = p->cfg.master;
     rc = chain_send_en(m, &p->w, OFL_HEAD, CHAIN_SIGNALED, NULL);
     if (rc == 0)
         rc = chain_q_doorbell(m);
-    if (rc == 0) {
+    if (rc == 0)
         rc = chain_cq_poll_wait(m->scq, &wc, 5000);
-        if (rc == 1 && wc.status != RNIC_WC_SUCCESS)
-            rc = -EIO;
-        else if (rc == 0)
-            rc = -ETIMEDOUT;
-    }
+    if (rc < 0)
+        rc = ofl_err(rc, "start: %s", chain_errmsg());
+    else if (rc == 0)
+        rc =
+            ofl_err(-ETIMEDOUT, "start: the master's SEND_EN did not complete");
+    else if (wc.status != RNIC_WC_SUCCESS)
+        rc = ofl_err(-EIO, "start: SEND_EN: %s", rnic_wc_status_str(wc.status));
     if (rc < 0) {
         p->failed = true;
         return rc;
@@ -491,7 +540,7 @@ int ofl_pipe_poll_recv(struct ofl_pipe *p)
         n = rnic_poll_cq(p->resp.rcq->cq, 32, wc);
         if (n < 0) {
             p->failed = true;
-            return n;
+            return ofl_err(n, "receive CQ: %s", rnic_errmsg());
         }
         for (int i = 0; i < n; i++) {
             if (wc[i].status != RNIC_WC_SUCCESS)
@@ -575,7 +624,7 @@ struct ofl_names {
 static int pipe_names(const char *prefix, struct ofl_names *n)
 {
     if (!prefix || !*prefix || strlen(prefix) > 40)
-        return -EINVAL;
+        return ofl_err(-EINVAL, "pipeline name: not 1..40 characters");
     snprintf(n->w, sizeof(n->w), "%s.w", prefix);
     snprintf(n->r, sizeof(n->r), "%s.r", prefix);
     snprintf(n->ctr, sizeof(n->ctr), "%s.ctr", prefix);
@@ -587,14 +636,16 @@ int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix)
     struct ofl_names n;
     int rc = pipe_names(prefix, &n);
 
-    if (rc < 0 || !p || !p->w.qp)
-        return -EINVAL;
+    if (rc < 0)
+        return rc;
+    if (!p || !p->w.qp)
+        return ofl_err(-EINVAL, "ofl_pipe_persist: bad argument");
     rc = chain_buf_persist(&p->ctr, n.ctr);
     if (rc == 0)
         rc = chain_q_persist(&p->w, n.w);
     if (rc == 0)
         rc = chain_q_persist(&p->resp, n.r);
-    return rc;
+    return rc < 0 ? ofl_err(rc, "persist %s: %s", prefix, chain_errmsg()) : 0;
 }
 
 int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
@@ -603,22 +654,35 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
     struct ofl_names n;
     int rc = pipe_names(prefix, &n);
 
-    if (rc < 0 || !dev || !p || !cfg_ok(cfg))
-        return -EINVAL;
+    if (rc < 0)
+        return rc;
+    if (!dev || !p || !cfg_ok(cfg))
+        return ofl_err(-EINVAL, "ofl_pipe_attach: bad argument");
     memset(p, 0, sizeof(*p));
     p->cfg = *cfg;
     rc = chain_buf_attach(dev, n.ctr, &p->ctr);
-    if (rc == 0)
-        rc = chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p->w);
-    if (rc == 0)
-        rc = chain_q_attach(dev, n.r, OFL_RESP_FLAGS, cfg->iters, cfg->done_cq,
-                            NULL, &p->resp);
+    if (rc < 0)
+        return ofl_err(rc, "attach %s: %s", n.ctr, chain_errmsg());
+    rc = chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p->w);
     if (rc < 0) {
-        ofl_pipe_close(p);
-        return rc;
+        ofl_err(rc, "attach %s: %s", n.w, chain_errmsg());
+        goto err_close_ctr;
+    }
+    rc = chain_q_attach(dev, n.r, OFL_RESP_FLAGS, cfg->iters, cfg->done_cq,
+                        NULL, &p->resp);
+    if (rc < 0) {
+        ofl_err(rc, "attach %s: %s", n.r, chain_errmsg());
+        goto err_close_w;
     }
     p->started = true;
     return 0;
+
+err_close_w:
+    chain_q_close(&p->w);
+err_close_ctr:
+    chain_buf_close(&p->ctr);
+    memset(p, 0, sizeof(*p));
+    return rc;
 }
 
 int ofl_pipe_release(struct rnic_device *dev, const char *prefix,
