@@ -250,7 +250,16 @@ static int build_fresh(const struct persist_env *env,
     if (env->meta != NULL)
         sb_format(env->meta, g);
     rc = assoc_init(start_hashpower(), env->table_hooks);
-    return rc == 0 ? items_init() : rc;
+    if (rc < 0)
+        return rc;
+    rc = items_init();
+    if (rc < 0)
+        goto err_stop_assoc;
+    return 0;
+
+err_stop_assoc:
+    assoc_stop();
+    return rc;
 }
 
 /* Installs the hooks that keep the superblock current, records the index
@@ -289,7 +298,7 @@ int persist_storage_init(const struct persist_env *env,
     bool adopt = sb != NULL && env->reattached;
     struct timespec t0;
     const char *why = NULL;
-    int rc = 0;
+    int rc;
 
     if (res == NULL)
         res = &local;
@@ -310,24 +319,36 @@ int persist_storage_init(const struct persist_env *env,
         why = "the NIC side discarded it";
     else if (adopt && why == NULL && sb->geo.arena_base != g.arena_base)
         why = "the arena came back elsewhere";
-    if (why != NULL)
+    if (why != NULL) {
         rc = refuse(env, res, why);
-    if (rc == 0)
-        rc = slabs_init(settings.maxbytes, settings.factor,
-                        (size_t)settings.chunk_size, settings.item_size_max,
-                        false);
-    if (rc == 0 && adopt && why == NULL) {
+        if (rc < 0)
+            goto err_destroy_arena;
+    }
+    rc = slabs_init(settings.maxbytes, settings.factor,
+                    (size_t)settings.chunk_size, settings.item_size_max, false);
+    if (rc < 0)
+        goto err_destroy_arena;
+    if (adopt && why == NULL) {
         rc = persist_adopt(sb, env, res);
         if (rc == 0 && res->refused)
             rc = refuse(env, res, res->refused);
+        if (rc < 0)
+            goto err_destroy_slabs;
     }
-    if (rc == 0 && !res->adopted)
+    if (!res->adopted) {
         rc = build_fresh(env, &g);
-    if (rc < 0)
-        return rc;
+        if (rc < 0)
+            goto err_destroy_slabs;
+    }
     go_live(env);
     res->ms = ms_since(&t0);
     if (res->adopted)
         log_adopted(res);
     return 0;
+
+err_destroy_slabs:
+    slabs_destroy();
+err_destroy_arena:
+    arena_destroy();
+    return rc;
 }

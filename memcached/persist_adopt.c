@@ -339,12 +339,14 @@ static int apply(struct walk *wk, const struct persist_table *t,
     rc = arena_set_used(wk->sb->npages * wk->stride);
     for (size_t p = 0; rc == 0 && p < wk->sb->npages; p++)
         rc = slabs_adopt_page(p, wk->sb->page_class[p], wk->in_use[p]);
-    if (rc == 0)
-        rc = assoc_adopt(&a, env->table_hooks);
-    if (rc == 0)
-        rc = items_init();
+    if (rc < 0)
+        return rc; /* the caller destroys the slabs and the arena */
+    rc = assoc_adopt(&a, env->table_hooks);
     if (rc < 0)
         return rc;
+    rc = items_init();
+    if (rc < 0)
+        goto err_stop_assoc;
     items_flush_restore(&wk->cut);
     for (size_t i = 0; i < wk->nlive; i++)
         item_adopt(wk->live[i], wk->live[i]->clsid);
@@ -360,6 +362,10 @@ static int apply(struct walk *wk, const struct persist_table *t,
         fprintf(stderr, "rdn: dropped one inconsistent slot: %s\n",
                 wk->first_why);
     return 0;
+
+err_stop_assoc:
+    assoc_stop();
+    return rc;
 }
 
 int persist_adopt(const struct persist_sb *sb, const struct persist_env *env,
