@@ -197,12 +197,12 @@ int sn_client_open(const char *name, struct sn_transport *tp,
     struct sn_cdev *d = calloc(1, sizeof(*d));
     struct sn_ctl_req req = {.op = SN_CTL_HELLO};
     struct sn_ctl_resp resp;
-    void *ctl = NULL;
+    void *ctl;
     int fd = -1, rc;
 
     if (!d) {
-        tp->close(tp);
-        return rnic_err(-ENOMEM, "rnic_open: out of memory");
+        rc = rnic_err(-ENOMEM, "rnic_open: out of memory");
+        goto err_close_tp;
     }
     d->base.ops = &sn_client_ops;
     snprintf(d->base.name, sizeof(d->base.name), "%s", name);
@@ -211,28 +211,34 @@ int sn_client_open(const char *name, struct sn_transport *tp,
     pthread_mutex_init(&d->lock, NULL);
     req.u.hello.version = SN_CTL_VERSION;
     rc = sn_call(d, &req, -1, &resp, &fd);
-    if (rc == 0 && (rc = sn_map(fd, sizeof(struct sn_shm_ctl), NULL, &ctl)))
-        rnic_err(rc, "rnic_open: cannot map the engine's control page");
+    if (rc == 0) {
+        rc = sn_map(fd, sizeof(struct sn_shm_ctl), NULL, &ctl);
+        if (rc < 0)
+            rnic_err(rc, "rnic_open: cannot map the engine's control page");
+    }
     if (fd >= 0)
         close(fd);
-    if (rc == 0) {
-        d->ctl = ctl;
-        d->engine_id = resp.u.hello.engine_id;
-        sn_open_req(&req, opts);
-        rc = sn_call(d, &req, -1, &resp, NULL);
-    }
-    if (rc < 0) {
-        if (ctl)
-            munmap(ctl, sizeof(struct sn_shm_ctl));
-        tp->close(tp);
-        pthread_mutex_destroy(&d->lock);
-        free(d);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_free_dev;
+    d->ctl = ctl;
+    d->engine_id = resp.u.hello.engine_id;
+    sn_open_req(&req, opts);
+    rc = sn_call(d, &req, -1, &resp, NULL);
+    if (rc < 0)
+        goto err_unmap_ctl;
     d->id = resp.u.dev_open.dev;
     d->timed = (int)resp.u.dev_open.timed;
     *out = &d->base;
     return 0;
+
+err_unmap_ctl:
+    munmap(ctl, sizeof(struct sn_shm_ctl));
+err_free_dev:
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+err_close_tp:
+    tp->close(tp);
+    return rc;
 }
 
 /*
@@ -299,24 +305,25 @@ static int sn_mem_alloc(struct rnic_device *dev, size_t len, void **addr)
         return rnic_err(-ENOMEM, "rnic_mem_alloc: out of memory");
     len = (len + SN_PAGE - 1) & ~(size_t)(SN_PAGE - 1);
     rc = sn_shm_new("rdn-mem", len, NULL, &va, &fd);
-    if (rc) {
-        free(m);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_free_m;
     req.u.mem.va = (uintptr_t)va;
     req.u.mem.len = len;
     rc = sn_call(d, &req, fd, &resp, NULL);
     close(fd);
-    if (rc) {
-        munmap(va, len);
-        free(m);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_unmap;
     m->va = va;
     m->len = len;
     sn_mem_track(d, m);
     *addr = va;
     return 0;
+
+err_unmap:
+    munmap(va, len);
+err_free_m:
+    free(m);
+    return rc;
 }
 
 static int sn_mem_free(struct rnic_device *dev, void *addr)

@@ -494,15 +494,11 @@ int sn_engine_create(const struct sn_engine_opts *opts, struct sn_engine **out)
         sn_memfd_create("softnic-ctl", sizeof(struct sn_shm_ctl) + SN_PAGE);
     if (e->ctl_fd < 0) {
         rc = e->ctl_fd;
-        free(e);
-        return rc;
+        goto err_free_e;
     }
     rc = sn_map(e->ctl_fd, sizeof(struct sn_shm_ctl), NULL, &ctl);
-    if (rc < 0) {
-        close(e->ctl_fd);
-        free(e);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_close_ctl_fd;
     e->ctl = ctl;
     e->ctl->magic = SN_CTL_MAGIC;
     e->ctl->nthreads = n;
@@ -525,6 +521,12 @@ int sn_engine_create(const struct sn_engine_opts *opts, struct sn_engine **out)
     }
     *out = e;
     return 0;
+
+err_close_ctl_fd:
+    close(e->ctl_fd);
+err_free_e:
+    free(e);
+    return rc;
 }
 
 /* Frees a stopped thread and the packets it still held. */

@@ -75,15 +75,13 @@ int sn_area_new(struct sn_dev *d, int fd, uint64_t va, uint64_t len,
         return sn_fail(resp, -ENOMEM, "out of memory");
     rc = sn_map(fd, len, NULL, &eng);
     if (rc < 0) {
-        free(a);
-        return sn_fail(resp, rc, "engine cannot map shared memory");
+        sn_fail(resp, rc, "engine cannot map shared memory");
+        goto err_free_a;
     }
     a->fd = dup(fd);
     if (a->fd < 0) {
-        rc = -errno;
-        munmap(eng, len);
-        free(a);
-        return sn_fail(resp, rc, "dup: out of descriptors");
+        rc = sn_fail(resp, -errno, "dup: out of descriptors");
+        goto err_unmap;
     }
     a->app = va;
     a->len = len;
@@ -94,6 +92,12 @@ int sn_area_new(struct sn_dev *d, int fd, uint64_t va, uint64_t len,
         sn_list_add_tail(&d->areas, &a->node);
     *out = a;
     return 0;
+
+err_unmap:
+    munmap(eng, len);
+err_free_a:
+    free(a);
+    return rc;
 }
 
 void sn_area_unlink(struct sn_area *a)
