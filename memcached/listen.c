@@ -206,16 +206,19 @@ int listen_unix_bind(const char *path, int access, int backlog)
     return add_listener(fd, TRANSPORT_UNIX);
 }
 
-/* Turns a connection away when -c is reached (memcached maxconns_fast). */
+/*
+ * Turns a connection away when -c is reached (memcached maxconns_fast).
+ * Counted first: a client that saw the close may ask for stats at once.
+ */
 static void reject(int fd)
 {
     static const char msg[] = "ERROR Too many open connections\r\n";
 
+    stats_inc(TC_REJECTED_CONNS);
     if (write(fd, msg, sizeof(msg) - 1) < 0) {
         /* the client is gone already */
     }
     close(fd);
-    stats_inc(TC_REJECTED_CONNS);
 }
 
 /* Stops or resumes accepting on every listener (main thread). */
