@@ -16,7 +16,7 @@ dist_check_SCRIPTS += scripts/check-layout
 # the build's own; a target with its own -D flags adds its _CPPFLAGS here.
 TESTS += scripts/check-sparse
 dist_check_SCRIPTS += scripts/check-sparse
-check_DATA = t/sparse.flags
+check_DATA += t/sparse.flags
 CLEANFILES += t/sparse.flags
 t/sparse.flags: Makefile
 	$(AM_V_GEN)printf '%s\n' $(DEFS) -I$(abs_top_builddir) \
