@@ -95,14 +95,6 @@ struct ofl_pipe {
     bool failed; /* a QP of the pipeline is in the error state */
 };
 
-/*
- * Describes the calling thread's last failure of an ofl_ function (each one
- * that returns -errno sets it; it wraps the chain or NIC message that
- * caused it). Returns "no error" before any failure. The string is
- * thread-local: valid until the thread's next failing ofl_ call.
- */
-const char *ofl_errmsg(void);
-
 /* Creates the queues and builds the whole lap; the receives are posted. */
 int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                   struct ofl_pipe *p);
@@ -143,5 +135,13 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
 int ofl_pipe_release(struct rnic_device *dev, const char *prefix,
                      uint32_t iters, struct chain_cq *done_cq);
 void ofl_pipe_close(struct ofl_pipe *p);
+
+/*
+ * Describes the calling thread's last failure of an ofl_ function (each one
+ * that returns -errno sets it; it wraps the chain or NIC message that
+ * caused it). Returns "no error" before any failure. The string is
+ * thread-local: valid until the thread's next failing ofl_ call.
+ */
+const char *ofl_errmsg(void);
 
 #endif /* RDN_OFFLOAD_PIPELINE_H */
