@@ -14,14 +14,16 @@
  * The helpers are the compiler's __atomic builtins under names that say the
  * ordering, so a reader sees at each access what it pairs with. They take a
  * pointer to a plain object of 1, 2, 4 or 8 bytes (an integer or a pointer;
- * big-endian words have the _be32/_be64 helpers at the end); shared fields are
- * never _Atomic-qualified, and every access of one that another thread can see
- * at the same time goes through a helper. Every read-modify-write returns
- * the value before the operation, as the fetch_ prefix says.
+ * big-endian words have the _be32/_be64 helpers at the end). Shared fields
+ * are never _Atomic-qualified: every access that can race with another
+ * thread's goes through a helper. Every read-modify-write returns the value
+ * before the operation, as the fetch_ prefix says.
  *
- * _seq_cst variants exist where an algorithm needs a single total order
- * over its accesses (Dekker-style sleep/wake handshakes: store one flag,
- * then load the other); use acquire/release everywhere else.
+ * The _seq_cst helpers put their accesses in one total order, which a
+ * sleep/wake handshake needs (store my flag, then load yours: with
+ * acquire/release both sides may miss the other). Some seq_cst uses (plain
+ * counters, stop flags) could be weaker; making one so is a change to argue
+ * on its own, at that access.
  */
 #ifndef PROTO_BARRIER_H
 #define PROTO_BARRIER_H
