@@ -355,18 +355,36 @@ static int client_nic(struct bl_client *c)
     struct rnic_addr peer;
     int rc = chain_cq_open(c->srv->dev, 4 * BL_MAX_DEPTH, 0, &c->cq);
 
-    if (rc == 0)
-        rc = chain_q_open(c->srv->dev, &a, &c->q);
-    if (rc == 0 && rpc)
+    if (rc < 0)
+        return rc;
+    rc = chain_q_open(c->srv->dev, &a, &c->q);
+    if (rc < 0)
+        goto err_close_cq;
+    if (rpc) {
         rc = chain_buf_open(c->srv->dev, depth * sizeof(struct bl_rpc_req),
                             RNIC_ACCESS_LOCAL_WRITE, &c->reqs);
-    if (rc == 0 && rpc)
+        if (rc < 0)
+            goto err_close_q;
         rc = chain_buf_open(c->srv->dev, 64, 0, &c->zero);
+        if (rc < 0)
+            goto err_close_reqs;
+    }
     memcpy(peer.bytes, c->hello.qp_addr, sizeof(peer.bytes));
-    if (rc == 0)
-        rc = rnic_connect(c->q.qp, &peer);
+    rc = rnic_connect(c->q.qp, &peer);
     for (uint32_t i = 0; rc == 0 && rpc && i < depth; i++)
         rc = post_recv(c, i);
+    if (rc < 0)
+        goto err_close_zero;
+    return 0;
+
+err_close_zero:
+    chain_buf_close(&c->zero);
+err_close_reqs:
+    chain_buf_close(&c->reqs);
+err_close_q:
+    chain_q_close(&c->q);
+err_close_cq:
+    chain_cq_close(&c->cq);
     return rc;
 }
 
