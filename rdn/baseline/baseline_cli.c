@@ -95,15 +95,31 @@ static int open_nic(struct bl_conn *c, const char *device)
                              .max_recv_sge = 1};
     int rc = rnic_open(device, NULL, &c->dev);
 
-    if (rc == 0)
-        rc = chain_q_open(c->dev, &a, &c->q);
-    if (rc == 0)
-        rc = chain_buf_open(c->dev, BL_BUCKETS + BL_ITEM_MAX,
-                            RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE,
-                            &c->buf);
-    if (rc == 0 && c->kind != BL_ONESIDED)
+    if (rc < 0)
+        return rc;
+    rc = chain_q_open(c->dev, &a, &c->q);
+    if (rc < 0)
+        goto err_close_dev;
+    rc = chain_buf_open(c->dev, BL_BUCKETS + BL_ITEM_MAX,
+                        RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE,
+                        &c->buf);
+    if (rc < 0)
+        goto err_close_q;
+    if (c->kind != BL_ONESIDED) {
         rc = chain_buf_open(c->dev, sizeof(struct bl_rpc_req),
                             RNIC_ACCESS_LOCAL_WRITE, &c->req);
+        if (rc < 0)
+            goto err_close_buf;
+    }
+    return 0;
+
+err_close_buf:
+    chain_buf_close(&c->buf);
+err_close_q:
+    chain_q_close(&c->q);
+err_close_dev:
+    rnic_close(c->dev);
+    c->dev = NULL;
     return rc;
 }
 
@@ -157,19 +173,26 @@ int bl_connect(const char *host, int bl_port, int rdn_port, enum bl_kind kind,
     c->kind = kind;
     c->fd = -1;
     c->timeout_ms = BL_TIMEOUT_MS;
-    rc = kind == BL_ONESIDED ? bl_geometry(host, rdn_port, &c->geo) : 0;
-    if (rc == 0)
-        rc = c->fd = tcp_connect(host, bl_port);
-    if (rc >= 0)
-        rc = open_nic(c, device);
-    if (rc == 0)
-        rc = handshake(c);
-    if (rc < 0) {
-        bl_close(c);
-        return rc;
+    if (kind == BL_ONESIDED) {
+        rc = bl_geometry(host, rdn_port, &c->geo);
+        if (rc < 0)
+            goto err_close;
     }
+    rc = c->fd = tcp_connect(host, bl_port);
+    if (rc < 0)
+        goto err_close;
+    rc = open_nic(c, device);
+    if (rc < 0)
+        goto err_close;
+    rc = handshake(c);
+    if (rc < 0)
+        goto err_close;
     *out = c;
     return 0;
+
+err_close:
+    bl_close(c); /* closes whatever of c is open */
+    return rc;
 }
 
 void bl_close(struct bl_conn *c)
