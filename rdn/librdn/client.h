@@ -3,11 +3,12 @@
  * rdn/librdn/client.h - librdn: GETs that complete on the server's NIC.
  *
  * rdn_connect() does the handshake with a memcached started with
- * --rdn-port; rdn_get() then SENDs one small request over RDMA and the
- * server's NIC answers it with no server CPU (DESIGN.md section 6). Every
- * answer is verified here before it is returned: the generation of the
- * server's table, both stamps of the item, its lengths, the full key and
- * its expiry time. What the NIC cannot answer with certainty (a table
+ * --rdn-port (docs/wire.md); rdn_get() then SENDs one small request over
+ * RDMA and the server's NIC answers it with no server CPU (docs/design.md,
+ * "The offloaded GET"). Every answer is verified here before it is
+ * returned: the generation of the server's table, both stamps of the
+ * item, its lengths, the full key and its expiry time. What the NIC
+ * cannot answer with certainty (a table
  * being resized or flushed, a fingerprint collision, an item expiring
  * right now, a read torn by a concurrent update that retries did not
  * resolve, a broken RDMA connection) is asked over TCP through

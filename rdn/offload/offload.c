@@ -3,7 +3,7 @@
  * rdn/offload/offload.c - the offload module: the NIC device, the memory the
  * cache keeps its table and items in, the table geometry and generation word,
  * the reclaim horizon, statistics, start and stop (see offload.h). The
- * handshake is in ctl.c, the watch thread in offload_watch.c.
+ * handshake is in ctl.c, the watch thread in watch.c.
  */
 #include "config.h"
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rdn/offload/pipeline.h - one client's offloaded-GET pipeline on the server's
- * NIC: a recycled chain that answers GETs with no server CPU, forever
- * (DESIGN.md section 6; the paper's recycled loop applied to its hash GET).
+ * rdn/offload/pipeline.h - one client's offloaded-GET pipeline on the
+ * server's NIC: a recycled chain that answers GETs with no server CPU,
+ * forever (the paper's recycled loop applied to its hash GET;
+ * docs/design.md, "One GET, WQE by WQE", lays both units out block by
+ * block).
  *
  * Two queues per client, built once and never posted to again:
  *   resp  the client-facing QP (managed send queue, receive queue; it

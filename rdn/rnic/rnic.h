@@ -15,7 +15,8 @@
  * one CQ's polling, must be driven by one thread at a time (as in verbs).
  *
  * What softnic executes exactly (index checks, byte_count 0, atomics, RNR,
- * errors, limits) is written down at the top of rdn/softnic/engine.h.
+ * errors, limits) is written down at the top of rdn/softnic/engine_int.h
+ * and explained in docs/softnic.md.
  */
 #ifndef RDN_RNIC_RNIC_H
 #define RDN_RNIC_RNIC_H
