@@ -67,7 +67,4 @@ int bl_read(struct bl_conn *c, const struct bl_loc *loc,
 /* The table geometry, asked on the offload's handshake port (REFRESH). */
 int bl_geometry(const char *host, int rdn_port, struct rdn_geometry *g);
 
-/* Torn reads caught and retried so far. */
-uint64_t bl_torn_retries(const struct bl_conn *c);
-
 #endif /* RDN_BASELINE_BASELINE_CLI_H */
