@@ -19,6 +19,12 @@ OFFLOAD_PY_TESTS = t/offload_e2e.py t/offload_race.py t/offload_hostile.py
 TESTS += $(OFFLOAD_PY_TESTS)
 dist_check_SCRIPTS += $(OFFLOAD_PY_TESTS)
 
+# The wire constants and layouts of the C headers, for the Python tests
+# (t/rdnwire.py runs it at import).
+check_PROGRAMS += t/wire_dump
+t_wire_dump_SOURCES = t/wire_dump.c
+EXTRA_DIST += t/rdnwire.py
+
 # The RPC baseline server against a client that never takes its replies.
 check_PROGRAMS += t/test_bl_replies
 TESTS += t/test_bl_replies
