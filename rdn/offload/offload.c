@@ -325,7 +325,8 @@ static void stat_u64(rdn_stat_fn fn, void *ctx, const char *name, uint64_t v)
     fn(ctx, name, buf);
 }
 
-/* Totals: departed clients' counts plus the live pipelines' (lock). */
+/* Reports the totals: departed clients' counts plus the live pipelines'
+ * (under o->lock). */
 void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
 {
     uint64_t hits = atomic_load_explicit(&o->hits, memory_order_relaxed);
