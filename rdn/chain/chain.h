@@ -699,6 +699,7 @@ struct chain_report {
  */
 int chain_check_new(const struct chain_check_opts *opts,
                     struct chain_check **out);
+/* Frees the checker and its copies; NULL is a no-op. */
 void chain_check_free(struct chain_check *c);
 /*
  * Adds a queue of the chain (its rings and posted receives are copied
