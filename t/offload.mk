@@ -25,6 +25,11 @@ check_PROGRAMS += t/wire_dump
 t_wire_dump_SOURCES = t/wire_dump.c
 EXTRA_DIST += t/rdnwire.py
 
+# docs/wire.md's tables against the C headers.
+TESTS += t/test_wire_doc.py
+dist_check_SCRIPTS += t/test_wire_doc.py
+EXTRA_DIST += docs/wire.md
+
 # The RPC baseline server against a client that never takes its replies.
 check_PROGRAMS += t/test_bl_replies
 TESTS += t/test_bl_replies
