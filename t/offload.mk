@@ -25,10 +25,14 @@ check_PROGRAMS += t/wire_dump
 t_wire_dump_SOURCES = t/wire_dump.c
 EXTRA_DIST += t/rdnwire.py
 
-# docs/wire.md's tables against the C headers.
-TESTS += t/test_wire_doc.py
-dist_check_SCRIPTS += t/test_wire_doc.py
-EXTRA_DIST += docs/wire.md
+# docs/wire.md's tables against the C headers, docs/design.md's GET chain
+# against the pipeline as built.
+check_PROGRAMS += t/pipeline_dump
+t_pipeline_dump_SOURCES = t/pipeline_dump.c
+t_pipeline_dump_LDADD = $(OFLTABLE_LIBS)
+TESTS += t/test_wire_doc.py t/test_design_doc.py
+dist_check_SCRIPTS += t/test_wire_doc.py t/test_design_doc.py
+EXTRA_DIST += docs/wire.md docs/design.md
 
 # The RPC baseline server against a client that never takes its replies.
 check_PROGRAMS += t/test_bl_replies
