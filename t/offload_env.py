@@ -7,6 +7,7 @@ t/mctest.py, which kills it too), and t/offload_driver, the RDMA client
 the tests drive over pipes. Python 3 standard library only.
 """
 import atexit
+import errno
 import os
 import shutil
 import signal
@@ -187,5 +188,5 @@ def run_driver(srv, rdn_port, *args, timeout=120):
     return p.returncode, out.decode()
 
 
-ENOENT = -2
-EAGAIN = -11
+ENOENT = -errno.ENOENT
+EAGAIN = -errno.EAGAIN
