@@ -41,7 +41,16 @@ def main():
                                       str(RACE_SECS + 5)],
                               stdout=subprocess.PIPE)
     _procs.append(writer)
-    time.sleep(0.3)  # every key exists before the readers start
+    # Every key exists before the readers start (a fixed sleep was not
+    # enough on a loaded machine: the readers' first GETs missed).
+    c = mctest.Client(srv)
+    deadline = time.time() + 30
+    stored = False
+    while not stored and time.time() < deadline:
+        stored = all(c.get(b"race-%d" % i) for i in range(NKEYS))
+        time.sleep(0 if stored else 0.05)
+    c.close()
+    t.check("writer stored every key (within 30 s)", stored)
     readers = [subprocess.Popen(base + ["race", str(NKEYS), str(RACE_SECS),
                                         str(TARGET // 2)],
                                 stdout=subprocess.PIPE,
