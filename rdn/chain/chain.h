@@ -469,6 +469,8 @@ struct chain_if {
  * the armed WQE gets chain_wqe_id48() (opmod 0) whatever x and y are; in
  * DISARM mode the guarded WQE runs (x != y) with x in its id bits, so keep
  * x below 2^40 there unless the opcode ignores opmod.
+ * Returns 0, -EINVAL (ctl == tgt, tgt not managed, operands over 48 bits,
+ * a NOP as wr), or chain_post()'s error.
  */
 int chain_if_post(struct chain_q *ctl, struct chain_q *tgt,
                   const struct chain_wr *wr, uint64_t x, uint64_t y,
@@ -528,7 +530,8 @@ int chain_unrolled_iter(struct chain_unrolled *l);
  * iteration, posted with ctl == body (either mode): if it fired, the loop
  * stops after this iteration. Costs one READ and one CAS on body: the READ
  * copies the opcode byte of brk's target into the trigger's id bits, the
- * CAS disarms the trigger when that byte is the fired opcode.
+ * CAS disarms the trigger when that byte is the fired opcode. Returns 0,
+ * -EINVAL outside an iteration, or chain_post()'s error.
  */
 int chain_unrolled_end_iter(struct chain_unrolled *l,
                             const struct chain_if *brk);
@@ -647,6 +650,8 @@ int chain_recycled_release(struct chain_recycled *l, struct chain_q *master);
  * read_flags may carry CHAIN_FENCE (src just written by this lap). Must be
  * posted before the last segment begins. The final SEND_EN runs with the
  * copied bytes in its id bits: on hardware keep byte 5 of src (opmod) 0.
+ * Returns 0, -EINVAL (bad arguments, or the loop ended), -ENOSPC (more
+ * than four breaks), or chain_post()'s error.
  */
 int chain_recycled_break_if(struct chain_recycled *l, struct chain_loc src,
                             uint64_t value, unsigned read_flags);

@@ -43,6 +43,7 @@ int count_while_open(struct count_while *w, struct rnic_device *dev,
 /*
  * Posts one run of n iterations (1..COUNT_WHILE_MAX) and its release on
  * the master; resets ctr and the marks. The previous run must be over.
+ * Returns 0, -EINVAL (n or k out of range), or the chain_* error.
  */
 int count_while_post(struct count_while *w, unsigned n, uint64_t k, bool brk);
 /* Rings the master's doorbell. Returns 0 or chain_q_doorbell()'s error. */
