@@ -318,6 +318,7 @@ struct items_totals {
     uint64_t direct_reclaims;
     uint64_t crawler_starts;
 };
+/* Fills *t with the totals now (each class's lock taken in turn). */
 void items_totals(struct items_totals *t);
 
 /* "stats items" (per class with items, memcached 1.6.18 names). */

@@ -109,6 +109,7 @@ static inline uint32_t mlx5_ctrl_word1(uint32_t qpn, uint8_t ds)
     return (qpn & 0xffffff) << 8 | (ds & 0x3f);
 }
 
+/* Return the opcode, wqe_index, ds and qpn fields of a ctrl segment. */
 static inline uint8_t mlx5_ctrl_opcode(const struct mlx5_ctrl_seg *c)
 {
     return be32_to_cpu(c->opmod_idx_opcode) & 0xff;

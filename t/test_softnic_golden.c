@@ -2,7 +2,7 @@
 /*
  * t/test_softnic_golden.c - golden WQE bytes. For every opcode: the bytes
  * of a WQE with known fields, written out by hand from the mlx5 layout of
- * DESIGN.md section 4 (offsets, big-endian fields, ds counts), must equal
+ * docs/softnic.md, "WQE format" (offsets, big-endian fields, ds counts), must equal
  * what proto/mlx5.h's structures and helpers produce; and WQEs whose bytes
  * are placed one by one at those offsets (no structs, no htobe) must
  * execute on softnic with the expected effect.

@@ -41,7 +41,6 @@ struct bl_conn {
     struct bl_loc last;
     uint32_t next_id;
     int timeout_ms; /* for each answer (bl_set_timeout) */
-    uint64_t torn;
     bool broken; /* a request failed: requests and answers may be out of
                     step, so the connection answers nothing any more */
 };
@@ -297,7 +296,6 @@ static int read_item(struct bl_conn *c, const struct bl_loc *loc,
     if (it->stamp == 0 || it->nkey == 0 || it->nkey > RDN_KEY_MAX ||
         rdn_item_total_len(it->nkey, it->nbytes) != loc->len ||
         *rdn_item_tail((struct rdn_item *)it) != it->stamp) {
-        c->torn++;
         return -EAGAIN;
     }
     *out = it;
@@ -429,9 +427,4 @@ int bl_read(struct bl_conn *c, const struct bl_loc *loc,
     if (rc < 0 && rc != -EAGAIN)
         c->broken = true;
     return rc;
-}
-
-uint64_t bl_torn_retries(const struct bl_conn *c)
-{
-    return c->torn;
 }

@@ -234,7 +234,8 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     return ofl_wire_send(c->fd, RDN_MSG_WELCOME, &w, sizeof(w), 1);
 }
 
-/* The current geometry, once no item a flush killed is left in the table. */
+/* Sends the current geometry, once no item a flush killed is left in the
+ * table. */
 static int send_geometry(struct rdn_offload *o, int fd)
 {
     struct rdn_geometry g;
@@ -297,7 +298,7 @@ static void touch_key(void *ctx, const char *key, size_t nkey)
     o->ops.touch(o->ops.ctx, key, nkey);
 }
 
-/* One message; a negative return ends the connection. */
+/* Handles one message; a negative return ends the connection. */
 static int dispatch(struct rdn_offload *o, struct ofl_conn *c,
                     const struct rdn_msg_hdr *h, const uint8_t *p)
 {

@@ -3,7 +3,7 @@
  * rdn/offload/offload.c - the offload module: the NIC device, the memory the
  * cache keeps its table and items in, the table geometry and generation word,
  * the reclaim horizon, statistics, start and stop (see offload.h). The
- * handshake is in ctl.c, the watch thread in offload_watch.c.
+ * handshake is in ctl.c, the watch thread in watch.c.
  */
 #include "config.h"
 
@@ -328,7 +328,8 @@ static void stat_u64(rdn_stat_fn fn, void *ctx, const char *name, uint64_t v)
     fn(ctx, name, buf);
 }
 
-/* Totals: departed clients' counts plus the live pipelines' (lock). */
+/* Reports the totals: departed clients' counts plus the live pipelines'
+ * (under o->lock). */
 void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
 {
     uint64_t hits = load_relaxed(&o->hits);

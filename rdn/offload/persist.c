@@ -71,7 +71,7 @@ void ofl_pipe_cfg_of(struct rdn_offload *o, const struct ofl_pclient *pc,
 
 /* ---- fresh objects ---------------------------------------------------- */
 
-/* The objects every offload has, new (the master is made separately). */
+/* Creates the objects every offload has (the master is made separately). */
 static int fresh_objects(struct rdn_offload *o)
 {
     struct ofl_pstate *ps;
@@ -149,7 +149,8 @@ static void close_objects(struct rdn_offload *o)
 
 /* ---- re-attaching ----------------------------------------------------- */
 
-/* Why a previous state cannot be used by this configuration, or NULL. */
+/* Returns why a previous state cannot be used by this configuration, or
+ * NULL if it can. */
 static const char *state_mismatch(const struct rdn_offload *o)
 {
     const struct ofl_pstate *ps = ofl_ps(o);
@@ -169,8 +170,8 @@ static const char *state_mismatch(const struct rdn_offload *o)
     return NULL;
 }
 
-/* The objects of a previous process, if the domain holds any: 1 attached,
- * 0 none (a fresh domain), or -errno. */
+/* Attaches the objects of a previous process, if the domain holds any.
+ * Returns 1 (attached), 0 (none: a fresh domain), or -errno. */
 static int attach_objects(struct rdn_offload *o)
 {
     int rc = chain_buf_attach(o->dev, "ofl.state", &o->state);

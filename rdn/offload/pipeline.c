@@ -65,8 +65,9 @@ struct ofl_unit {
     struct chain_wqe read[2], cas[OFL_RESP_WQES], imm;
 };
 
-/* The compare a CAS holds until a request overwrites it: ds 0, which no
- * match word has (they all carry RDN_SLOT_DS), so it matches nothing. */
+/* Returns the compare a CAS holds until a request overwrites it: ds 0,
+ * which no match word has (they all carry RDN_SLOT_DS), so it matches
+ * nothing. */
 static uint64_t cmp_never(void)
 {
     return chain_ctrl_word(MLX5_OPCODE_NOP, 0, 0);
@@ -88,7 +89,7 @@ static struct chain_loc client_loc(const struct ofl_pipe *p, uint64_t addr,
     return l;
 }
 
-/* The lap counter of unit i's pair `pair`. */
+/* Returns the lap counter of unit i's pair `pair`. */
 static struct chain_loc counter(const struct ofl_pipe *p, uint32_t i,
                                 unsigned pair)
 {
@@ -97,7 +98,7 @@ static struct chain_loc counter(const struct ofl_pipe *p, uint32_t i,
 
 /* ---- building blocks -------------------------------------------------- */
 
-/* A READ of bucket 0 whose scatter list is filled in by set_scatter(). */
+/* Posts a READ of bucket 0 whose scatter list set_scatter() fills in. */
 static int post_read(struct ofl_pipe *p, struct chain_wqe *out)
 {
     struct rnic_sge ph[2 * RDN_BUCKET_SLOTS];
@@ -110,8 +111,8 @@ static int post_read(struct ofl_pipe *p, struct chain_wqe *out)
 }
 
 /*
- * Response WQE j of unit i (on resp, a NOP shaped like a WRITE into the
- * client's slot) and the CAS on the worker that may turn it into that
+ * Posts response WQE j of unit i (on resp, a NOP shaped like a WRITE into
+ * the client's slot) and the CAS on the worker that may turn it into that
  * WRITE. The CAS compares with nothing until a request arrives.
  */
 static int post_resp(struct ofl_pipe *p, uint32_t i, unsigned cas_flags,
@@ -164,9 +165,9 @@ static int set_scatter(const struct chain_wqe *read,
 }
 
 /*
- * The CASes of bucket b's four response WQEs, the first FENCEd (after the
- * READs posted before it landed) when fence, and the scatter list that
- * bucket's READ fills them with.
+ * Posts the CASes of bucket b's four response WQEs (with fence, the first
+ * one waits until the READs posted before it landed) and points that
+ * bucket's READ at the response WQEs it fills.
  */
 static int post_bucket(struct ofl_pipe *p, uint32_t i, unsigned b, bool fence,
                        struct chain_wqe *resp, struct ofl_unit *u)
@@ -184,7 +185,7 @@ static int post_bucket(struct ofl_pipe *p, uint32_t i, unsigned b, bool fence,
     return rc;
 }
 
-/* The closing WRITE_IMM of response unit i, and the unit's padding. */
+/* Posts the closing WRITE_IMM of response unit i, then pads the unit. */
 static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
                       struct ofl_unit *u)
 {
@@ -201,10 +202,10 @@ static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 }
 
 /*
- * The FADD/READ pair that moves a WAIT + SEND_EN pair of unit i a lap
- * ahead; the head's also re-posts the unit's receive through the doorbell
- * record (the head's new WAIT count, k + 1 + iters, is that receive's
- * number plus one).
+ * Posts the FADD/READ pair that moves a WAIT + SEND_EN pair of unit i a
+ * lap ahead; for the head pair, also the READ that re-posts the unit's
+ * receive through the doorbell record (the head's new WAIT count,
+ * k + 1 + iters, is that receive's number plus one).
  */
 static int post_patch(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u,
                       unsigned pair, uint64_t inc)
@@ -226,7 +227,8 @@ static int post_patch(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u,
     return rc;
 }
 
-/* WAIT until signaled WQE `after` completed, then enable resp to index. */
+/* Posts a WAIT until signaled WQE `after` completed, then a SEND_EN of
+ * resp up to index. */
 static int post_release(struct ofl_pipe *p, const struct chain_wqe *after,
                         uint32_t index, unsigned pair, struct ofl_unit *u)
 {
@@ -239,9 +241,9 @@ static int post_release(struct ofl_pipe *p, const struct chain_wqe *after,
 }
 
 /*
- * Both buckets at once: both READs in flight, all eight CASes issued (the
- * first waits for both READs), then bucket 1's WQEs released once its
- * CASes completed, while bucket 2's may still be in flight.
+ * Searches both buckets at once: both READs in flight, all eight CASes
+ * issued (the first waits for both READs), then bucket 1's WQEs released
+ * once its CASes completed, while bucket 2's may still be in flight.
  */
 static int lookup_parallel(struct ofl_pipe *p, uint32_t i, uint32_t r0,
                            struct chain_wqe *resp, struct ofl_unit *u)
@@ -261,8 +263,9 @@ static int lookup_parallel(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 }
 
 /*
- * RedN-Seq: bucket 1 (READ, CASes, release of its WQEs), and only then
- * bucket 2's READ: the release's WAIT holds the worker until then.
+ * Searches the buckets one after the other (RedN-Seq): bucket 1 (READ,
+ * CASes, release of its WQEs), and only then bucket 2's READ, which the
+ * release's WAIT holds back.
  */
 static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
                       struct chain_wqe *resp, struct ofl_unit *u)
@@ -282,12 +285,12 @@ static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 }
 
 /*
- * Worker unit i and response unit i, with lap-0 indexes (w_base and r_base
- * are the rings' first indexes). Bucket 1's response WQEs are released
- * once its CASes completed, while bucket 2's are still in flight (the
- * response queue runs one WQE at a time, so it starts early), the rest
- * once all CASes completed: both enables come from this one queue, in ring
- * order, and each follows the CASes of every WQE it releases.
+ * Posts worker unit i and response unit i, with lap-0 indexes (w_base and
+ * r_base are the rings' first indexes). Bucket 1's response WQEs are
+ * released once its CASes completed, while bucket 2's are still in flight
+ * (the response queue runs one WQE at a time, so it starts early), the
+ * rest once all CASes completed: both enables come from this one queue, in
+ * ring order, and each follows the CASes of every WQE it releases.
  */
 static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
                      uint32_t r_base, struct ofl_unit *u)
@@ -325,7 +328,8 @@ static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
     return rc < 0 ? ofl_err(rc, "unit %u: %s", i, chain_errmsg()) : 0;
 }
 
-/* Unit i's counters hold lap 0's indexes: their first bump yields lap 1's. */
+/* Sets unit i's counters to lap 0's indexes, so their first bump yields
+ * lap 1's. */
 static void init_counters(struct ofl_pipe *p, uint32_t i,
                           const struct ofl_unit *u)
 {
@@ -334,9 +338,10 @@ static void init_counters(struct ofl_pipe *p, uint32_t i,
 }
 
 /*
- * The receive of unit i: its scatter list follows struct rdn_get_req,
- * bucket addresses into the READs, compares into the CASes, the request id
- * into the WRITE_IMM. Posted once: the chain re-posts it every lap.
+ * Posts the receive of unit i: its scatter list follows struct
+ * rdn_get_req, bucket addresses into the READs, compares into the CASes,
+ * the request id into the WRITE_IMM. Posted once: the chain re-posts it
+ * every lap.
  */
 static int post_recv(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u)
 {
@@ -520,7 +525,8 @@ int ofl_pipe_start(struct ofl_pipe *p)
     return 0;
 }
 
-/* v's 64-bit continuation of the count `low` (low bits of it, mod m). */
+/* Returns the 64-bit count nearest at or above v whose low bits (mod m)
+ * are `low`. */
 static uint64_t lift(uint64_t v, uint32_t low, uint32_t m)
 {
     return v + ((low - (uint32_t)v) & (m - 1));
@@ -554,7 +560,7 @@ int ofl_pipe_poll_recv(struct ofl_pipe *p)
     return total;
 }
 
-/* The opcode now in response WQE j of unit i. */
+/* Returns the opcode now in response WQE j of unit i. */
 static uint8_t resp_opcode(const struct ofl_pipe *p, uint32_t i, unsigned j)
 {
     uint32_t bb = (i * OFL_RESP_UNIT + j) & (p->resp.sq.wqebb_cnt - 1);
@@ -616,7 +622,7 @@ bool ofl_pipe_failed(struct ofl_pipe *p)
 
 /* ---- persistence ------------------------------------------------------ */
 
-/* The names of a pipeline's three parts under prefix (1..40 chars). */
+/* A pipeline's three parts' names under prefix (1..40 chars). */
 struct ofl_names {
     char w[64], r[64], ctr[64];
 };
