@@ -102,7 +102,7 @@ struct sn_rc {
 
 static inline void sn_stat(uint64_t *c)
 {
-    __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+    fetch_add_relaxed(c, 1);
 }
 
 static inline uint32_t sn_psn(uint32_t v)
@@ -187,7 +187,7 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     rc->tm.kind = SN_TM_RC;
     sn_list_init(&rc->ack_link);
     qp->peer_qpn = be32toh(remote->qpn) & ROCE_QPN_MASK;
-    sn_store(&qp->rc, rc);
+    store_release(&qp->rc, rc);
     return 0;
 }
 
@@ -445,9 +445,7 @@ static void sn_rc_goback(struct sn_qp *qp, uint32_t psn)
     if (i == rc->q_tail)
         return;
     if (roce_psn_diff(rc->tx_psn, psn) > 0)
-        __atomic_fetch_add(&port->st.retrans,
-                           (uint64_t)roce_psn_diff(rc->tx_psn, psn),
-                           __ATOMIC_RELAXED);
+        fetch_add_relaxed(&port->st.retrans, (uint64_t)roce_psn_diff(rc->tx_psn, psn));
     rc->tx_i = i;
     rc->tx_psn = psn;
     if (roce_psn_diff(psn, rc->q[i & rc->q_mask].psn) < 0)
@@ -507,7 +505,7 @@ static void sn_rc_retire(struct sn_thread *t, struct sn_qp *qp)
             rc->tx_psn = sn_psn(m->psn + m->npkt);
         }
         sn_rc_finish(t, qp, m, 0);
-        if (!qp->rc || sn_load(&qp->state) != RNIC_QPS_RTS)
+        if (!qp->rc || load_acquire(&qp->state) != RNIC_QPS_RTS)
             return;
     }
 }
@@ -726,7 +724,7 @@ void sn_rc_timer(struct sn_thread *t, struct sn_timer *tm)
     struct sn_rc *rc = sn_container_of(tm, struct sn_rc, tm);
     struct sn_qp *qp = rc->qp;
 
-    if (sn_load(&qp->state) != RNIC_QPS_RTS)
+    if (load_acquire(&qp->state) != RNIC_QPS_RTS)
         return;
     if (rc->rnr_wait) {
         rc->rnr_wait = false;
@@ -1078,7 +1076,7 @@ void sn_rc_output(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
     case SN_PKT_READ:
     case SN_PKT_CAS:
     case SN_PKT_FADD:
-        if (sn_load(&qp->state) != RNIC_QPS_RTS ||
+        if (load_acquire(&qp->state) != RNIC_QPS_RTS ||
             rc->q_tail - rc->q_head > rc->q_mask)
             break; /* flushed by the engine */
         struct sn_rc_msg *m = &rc->q[rc->q_tail++ & rc->q_mask];
@@ -1103,7 +1101,7 @@ void sn_rc_input(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
     struct sn_rc *rc = qp->rc;
     struct roce_hdr h;
 
-    if (sn_load(&qp->state) != RNIC_QPS_RTS ||
+    if (load_acquire(&qp->state) != RNIC_QPS_RTS ||
         memcmp(p->data, rc->peer_gid, SN_RC_GID_LEN) != 0) {
         sn_rc_drop(t, p, SN_RC_DROP_PEER);
         return;
@@ -1117,9 +1115,9 @@ void sn_rc_input(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
     } else if (!sn_rc_response(t, qp, &h)) {
         sn_rc_drop(t, p, SN_RC_DROP_STALE);
         return;
-    } else if (qp->rc && sn_load(&qp->state) == RNIC_QPS_RTS) {
+    } else if (qp->rc && load_acquire(&qp->state) == RNIC_QPS_RTS) {
         sn_rc_retire(t, qp);
-        if (qp->rc && sn_load(&qp->state) == RNIC_QPS_RTS)
+        if (qp->rc && load_acquire(&qp->state) == RNIC_QPS_RTS)
             sn_rc_push(t, qp);
     }
     sn_pkt_free(t, p);
@@ -1273,7 +1271,7 @@ static void *sn_roce_rx(void *arg)
     static __thread uint8_t buf[65536];
     struct sn_pkt *held = NULL;
 
-    while (!sn_load(&port->stop)) {
+    while (!load_acquire(&port->stop)) {
         struct pollfd pfd = {.fd = port->raw_fd, .events = POLLIN};
         struct roce_hdr h;
         ssize_t n;
@@ -1441,7 +1439,7 @@ void sn_roce_close(struct sn_engine *e)
 
     if (!port)
         return;
-    sn_store(&port->stop, 1);
+    store_release(&port->stop, 1);
     pthread_join(port->rx, NULL);
     close(port->raw_fd);
     close(port->udp_fd);
@@ -1459,5 +1457,5 @@ void sn_roce_stats(struct sn_engine *e, struct sn_roce_stats *out)
         return;
     src = (const uint64_t *)&e->roce->st;
     for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
-        dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+        dst[i] = load_relaxed(&src[i]);
 }
