@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/byteorder.h"
+
 struct rnic_device;
 struct rnic_cq;
 struct rnic_qp;
@@ -354,13 +356,13 @@ struct rnic_addr {
     union {
         uint8_t bytes[32];
         struct {
-            uint8_t gid[16];   /* IPv6 GID; IPv4 as ::ffff:a.b.c.d */
-            uint32_t qpn;      /* big-endian, low 24 bits */
-            uint32_t psn;      /* big-endian initial PSN, low 24 bits */
-            uint16_t udp_port; /* big-endian RoCEv2 port; 0 = 4791 */
-            uint8_t mtu;       /* path MTU as enum ibv_mtu: 1=256..5=4096 */
-            uint8_t flags;     /* RNIC_ADDR_GID: gid is valid */
-            uint8_t priv[4];   /* provider-private (softnic: engine id) */
+            uint8_t gid[16]; /* IPv6 GID; IPv4 as ::ffff:a.b.c.d */
+            be32 qpn;        /* low 24 bits */
+            be32 psn;        /* initial PSN, low 24 bits */
+            be16 udp_port;   /* RoCEv2 destination port; 0 = 4791 */
+            uint8_t mtu;     /* path MTU as enum ibv_mtu: 1=256..5=4096 */
+            uint8_t flags;   /* RNIC_ADDR_GID: gid is valid */
+            uint8_t priv[4]; /* provider-private (softnic: engine id) */
         };
     };
 };

@@ -251,7 +251,7 @@ void sn_qp_destroy(struct sn_qp *qp)
 int sn_qp_connect(struct sn_qp *qp, const struct rnic_addr *remote,
                   struct sn_ctl_resp *resp)
 {
-    uint32_t qpn = be32toh(remote->qpn);
+    uint32_t qpn = be32_to_cpu(remote->qpn);
     int rc;
 
     if (load_acquire(&qp->state) != RNIC_QPS_RESET)

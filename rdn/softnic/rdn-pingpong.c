@@ -139,7 +139,8 @@ static void pp_format(const struct rnic_addr *a, char *msg)
     for (int i = 0; i < 16; i++)
         sprintf(gid + 2 * i, "%02x", a->gid[i]);
     snprintf(msg, PP_MSG_LEN, "%04x:%06x:%06x:%s", 0,
-             be32toh(a->qpn) & 0xffffff, be32toh(a->psn) & 0xffffff, gid);
+             be32_to_cpu(a->qpn) & 0xffffff, be32_to_cpu(a->psn) & 0xffffff,
+             gid);
 }
 
 /* The peer's line as an rnic_addr; -EINVAL when malformed. */
@@ -159,8 +160,8 @@ static int pp_parse(const char *msg, uint8_t mtu, struct rnic_addr *a)
             return -EINVAL;
         a->gid[i] = (uint8_t)b;
     }
-    a->qpn = htobe32(qpn & 0xffffff);
-    a->psn = htobe32(psn & 0xffffff);
+    a->qpn = cpu_to_be32(qpn & 0xffffff);
+    a->psn = cpu_to_be32(psn & 0xffffff);
     a->mtu = mtu;
     a->flags = RNIC_ADDR_GID;
     return 0;
@@ -271,12 +272,12 @@ static void pp_post_send(struct pp *pp, uint32_t size)
 
     memset(w, 0, 64);
     c->opmod_idx_opcode =
-        htobe32(mlx5_ctrl_word0(0, (uint16_t)pp->pi, MLX5_OPCODE_SEND));
-    c->qpn_ds = htobe32(mlx5_ctrl_word1(rnic_qp_num(pp->qp), 2));
+        cpu_to_be32(mlx5_ctrl_word0(0, (uint16_t)pp->pi, MLX5_OPCODE_SEND));
+    c->qpn_ds = cpu_to_be32(mlx5_ctrl_word1(rnic_qp_num(pp->qp), 2));
     c->fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE;
-    d->byte_count = htobe32(size);
-    d->lkey = htobe32(pp->mr->lkey);
-    d->addr = htobe64((uintptr_t)pp->buf);
+    d->byte_count = cpu_to_be32(size);
+    d->lkey = cpu_to_be32(pp->mr->lkey);
+    d->addr = cpu_to_be64((uintptr_t)pp->buf);
     rnic_ring_doorbell(pp->qp, ++pp->pi);
 }
 

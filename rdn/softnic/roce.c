@@ -120,15 +120,15 @@ static uint32_t sn_engine_tag(const struct sn_engine *e)
 void sn_roce_addr(const struct sn_qp *qp, struct rnic_addr *out)
 {
     const struct sn_roce_port *port = qp->dev->eng->roce;
-    uint32_t tag = htobe32(sn_engine_tag(qp->dev->eng));
+    be32 tag = cpu_to_be32(sn_engine_tag(qp->dev->eng));
 
     memset(out, 0, sizeof(*out));
-    out->qpn = htobe32(qp->qpn);
-    out->psn = htobe32(qp->rc_ipsn);
+    out->qpn = cpu_to_be32(qp->qpn);
+    out->psn = cpu_to_be32(qp->rc_ipsn);
     memcpy(out->priv, &tag, sizeof(tag));
     if (port) {
         memcpy(out->gid, port->gid, sizeof(out->gid));
-        out->udp_port = htobe16(port->port);
+        out->udp_port = cpu_to_be16(port->port);
         out->mtu = port->mtu;
         out->flags = RNIC_ADDR_GID;
     }
@@ -137,10 +137,10 @@ void sn_roce_addr(const struct sn_qp *qp, struct rnic_addr *out)
 bool sn_roce_addr_local(const struct sn_engine *e,
                         const struct rnic_addr *remote)
 {
-    uint32_t tag;
+    be32 tag;
 
     memcpy(&tag, remote->priv, sizeof(tag));
-    return be32toh(tag) == sn_engine_tag(e);
+    return be32_to_cpu(tag) == sn_engine_tag(e);
 }
 
 static bool sn_gid_v4(const uint8_t *gid)
@@ -156,7 +156,7 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     struct sn_roce_port *port = qp->dev->eng->roce;
     const struct rnic_qp_rc_attr *a = &qp->rc_attr;
     uint32_t nq = qp->out_mask + 1, mtu = rnic_mtu_bytes(remote->mtu);
-    uint16_t udp = be16toh(remote->udp_port);
+    uint16_t udp = be16_to_cpu(remote->udp_port);
     struct sn_rc *rc;
 
     if (!port || !(remote->flags & RNIC_ADDR_GID) || !sn_gid_v4(remote->gid))
@@ -182,11 +182,11 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     rc->retry_left = a->set ? a->retry_cnt : 7;
     rc->rnr_left = a->set ? a->rnr_retry : 7;
     rc->npsn = rc->una = rc->tx_psn = sn_psn(qp->rc_ipsn);
-    rc->epsn = sn_psn(be32toh(remote->psn));
+    rc->epsn = sn_psn(be32_to_cpu(remote->psn));
     rc->tm.pos = SN_TIMER_IDLE;
     rc->tm.kind = SN_TM_RC;
     sn_list_init(&rc->ack_link);
-    qp->peer_qpn = be32toh(remote->qpn) & ROCE_QPN_MASK;
+    qp->peer_qpn = be32_to_cpu(remote->qpn) & ROCE_QPN_MASK;
     store_release(&qp->rc, rc);
     return 0;
 }
@@ -445,7 +445,8 @@ static void sn_rc_goback(struct sn_qp *qp, uint32_t psn)
     if (i == rc->q_tail)
         return;
     if (roce_psn_diff(rc->tx_psn, psn) > 0)
-        fetch_add_relaxed(&port->st.retrans, (uint64_t)roce_psn_diff(rc->tx_psn, psn));
+        fetch_add_relaxed(&port->st.retrans,
+                          (uint64_t)roce_psn_diff(rc->tx_psn, psn));
     rc->tx_i = i;
     rc->tx_psn = psn;
     if (roce_psn_diff(psn, rc->q[i & rc->q_mask].psn) < 0)
