@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Tests of the provider-neutral posting path and the hardware providers
+# (included by t/local.mk).
+
+# rnic_post_send and the chain library on it: here on softnic-inproc (the
+# raw-ring encoder), in the VM (t/vm/verbs-rxe.sh) on verbs:rxe0.
+check_PROGRAMS += t/test_rnic_post
+TESTS += t/test_rnic_post
+t_test_rnic_post_SOURCES = t/test_rnic_post.c $(TESTUTIL)
+t_test_rnic_post_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+t_test_rnic_post_LDADD = $(CHAIN_LIBS) $(CHECK_LIBS)
