@@ -544,6 +544,23 @@ START_TEST(verbs_refusals)
 }
 END_TEST
 
+/* Device names and options the verbs provider refuses. */
+START_TEST(verbs_open)
+{
+    struct rnic_open_opts o = {.domain = "d"};
+    struct rnic_device *d2;
+
+    ck_assert_str_eq(rnic_device_name(dev), device());
+    ck_assert_int_eq(rnic_open("verbs:nosuch0", NULL, &d2), -ENODEV);
+    ck_assert_ptr_nonnull(strstr(rnic_errmsg(), "nosuch0"));
+    ck_assert_int_eq(rnic_open("verbs:", NULL, &d2), -EINVAL);
+    ck_assert_int_eq(rnic_open(device(), &o, &d2), -EOPNOTSUPP);
+    /* A second handle on the same device works beside the first. */
+    ck_assert_int_eq(rnic_open(device(), NULL, &d2), 0);
+    rnic_close(d2);
+}
+END_TEST
+
 /* Malformed requests, on every provider. */
 START_TEST(bad_requests)
 {
@@ -585,8 +602,10 @@ static Suite *suite(void)
     tcase_add_test(tc, cq_wait);
     tcase_add_test(tc, chain_queue);
     tcase_add_test(tc, bad_requests);
-    if (on_verbs())
+    if (on_verbs()) {
         tcase_add_test(tc, verbs_refusals);
+        tcase_add_test(tc, verbs_open);
+    }
     suite_add_tcase(s, tc);
     return s;
 }

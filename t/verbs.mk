@@ -9,3 +9,12 @@ TESTS += t/test_rnic_post
 t_test_rnic_post_SOURCES = t/test_rnic_post.c $(TESTUTIL)
 t_test_rnic_post_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 t_test_rnic_post_LDADD = $(CHAIN_LIBS) $(CHECK_LIBS)
+
+# The same on Linux Soft-RoCE: one VM boot, t/vm/verbs.checks inside.
+TESTS += t/verbs-rxe.sh
+dist_check_SCRIPTS += t/verbs-rxe.sh t/vm/rxe-vm
+EXTRA_DIST += t/vm/rxe-init t/vm/rxe-guest t/vm/verbs.checks
+clean-local: clean-verbs-rxe
+clean-verbs-rxe:
+	rm -rf t/verbs-rxe.results
+.PHONY: clean-verbs-rxe

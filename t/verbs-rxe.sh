@@ -1,0 +1,19 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# t/verbs-rxe.sh - the verbs provider on a real RDMA stack: boots the rxe VM
+# once (t/vm/rxe-vm) and runs t/vm/verbs.checks in it. Check programs
+# report their own "Checks:" lines; the other checks are tallied here.
+set -u
+src=${top_srcdir:-.}
+out=t/verbs-rxe.results
+"$src/t/vm/rxe-vm" "$out" "$src/t/vm/verbs.checks"
+rc=$?
+[ $rc -eq 77 ] && exit 77
+[ -f "$out/summary" ] || { echo "tally: 0 passed, 1 failed"; exit 1; }
+passed=0 failed=0
+while read -r verdict name _; do
+    grep -q '^[0-9]*%: Checks: ' "$out/$name.log" && continue
+    if [ "$verdict" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done <"$out/summary"
+echo "tally: $passed passed, $failed failed"
+exit $rc
