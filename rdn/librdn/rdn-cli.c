@@ -44,7 +44,8 @@ static void usage(FILE *f)
                "  -s HOST    server (default 127.0.0.1)\n"
                "  -p PORT    the server's --rdn-port (default 11212)\n"
                "  -t PORT    the server's TCP port (default 11211)\n"
-               "  -d DEVICE  RDMA device (default $RDN_DEVICE, else softnic)\n"
+               "  -d DEVICE  RDMA device: softnic, verbs:IBDEV (e.g. verbs:rxe0)\n"
+               "             or mlx5:IBDEV (default $RDN_DEVICE, else softnic)\n"
                "  -v         say on stderr who answered each GET (nic/tcp)\n");
 }
 
