@@ -18,3 +18,10 @@ clean-local: clean-verbs-rxe
 clean-verbs-rxe:
 	rm -rf t/verbs-rxe.results
 .PHONY: clean-verbs-rxe
+
+# The mlx5 provider's pure parts (no ConnectX needed).
+check_PROGRAMS += t/test_mlx5_prm
+TESTS += t/test_mlx5_prm
+t_test_mlx5_prm_SOURCES = t/test_mlx5_prm.c $(TESTUTIL)
+t_test_mlx5_prm_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+t_test_mlx5_prm_LDADD = rdn/mlx5/librdnmlx5prm.a $(RNIC_LIBS) $(CHECK_LIBS)
