@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -16,8 +17,6 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <infiniband/verbs.h>
 
 #include "proto/mlx5.h"
 #include "rdn/verbs/verbs.h"
@@ -164,7 +163,8 @@ static int pick_gid(struct vb_dev *d, const struct ibv_port_attr *pa)
     return 0;
 }
 
-static int open_ctx(struct vb_dev *d, const char *ibname)
+static int open_ctx(struct vb_dev *d, const char *ibname,
+                    struct ibv_context *(*open_fn)(struct ibv_device *))
 {
     struct ibv_device **list;
     int n, rc = -ENODEV;
@@ -176,7 +176,7 @@ static int open_ctx(struct vb_dev *d, const char *ibname)
     for (int i = 0; i < n; i++) {
         if (strcmp(ibv_get_device_name(list[i]), ibname) != 0)
             continue;
-        d->ctx = ibv_open_device(list[i]);
+        d->ctx = open_fn ? open_fn(list[i]) : ibv_open_device(list[i]);
         rc = d->ctx ? 0 : -(errno ? errno : EIO);
         break;
     }
@@ -188,22 +188,16 @@ static int open_ctx(struct vb_dev *d, const char *ibname)
     return 0;
 }
 
-static int vb_open(const char *name, const struct rnic_open_opts *opts,
-                   struct rnic_device **out)
+static int open_dev(const char *name,
+                    struct ibv_context *(*open_fn)(struct ibv_device *),
+                    struct rnic_device **out)
 {
     struct ibv_port_attr pa;
     struct vb_dev *d;
     int rc;
 
-    if (strncmp(name, VB_PREFIX, strlen(VB_PREFIX)) != 0)
-        return -ENODEV;
     if (strlen(name) >= sizeof(d->pub.name) || !name[strlen(VB_PREFIX)])
         return rnic_err(-EINVAL, "verbs: bad device name '%s'", name);
-    if (opts && opts->domain)
-        return rnic_err(-EOPNOTSUPP,
-                        "verbs: %s has no persistent domains "
-                        "(only the softnic daemon has them)",
-                        name);
     d = calloc(1, sizeof(*d));
     if (!d)
         return rnic_err(-ENOMEM, "verbs: out of memory");
@@ -214,7 +208,7 @@ static int vb_open(const char *name, const struct rnic_open_opts *opts,
     list_init(&d->mrs);
     list_init(&d->cqs);
     list_init(&d->qps);
-    rc = open_ctx(d, name + strlen(VB_PREFIX));
+    rc = open_ctx(d, name + strlen(VB_PREFIX), open_fn);
     if (rc < 0)
         goto free_dev;
     if (ibv_query_device(d->ctx, &d->attr) != 0 ||
@@ -244,6 +238,49 @@ free_dev:
     pthread_mutex_destroy(&d->lock);
     free(d);
     return rc;
+}
+
+static int vb_open(const char *name, const struct rnic_open_opts *opts,
+                   struct rnic_device **out)
+{
+    if (strncmp(name, VB_PREFIX, strlen(VB_PREFIX)) != 0)
+        return -ENODEV;
+    if (opts && opts->domain)
+        return rnic_err(-EOPNOTSUPP,
+                        "verbs: %s has no persistent domains "
+                        "(only the softnic daemon has them)",
+                        name);
+    return open_dev(name, NULL, out);
+}
+
+int verbs_open_with(const char *ibname,
+                    struct ibv_context *(*open_fn)(struct ibv_device *),
+                    struct rnic_device **out)
+{
+    char name[sizeof(((struct rnic_device *)0)->name)];
+
+    if ((size_t)snprintf(name, sizeof(name), VB_PREFIX "%s", ibname) >=
+        sizeof(name))
+        return rnic_err(-EINVAL, "verbs: bad device name '%s'", ibname);
+    return open_dev(name, open_fn, out);
+}
+
+struct ibv_context *verbs_context(struct rnic_device *dev)
+{
+    return dev_of(dev)->ctx;
+}
+
+struct ibv_pd *verbs_pd(struct rnic_device *dev)
+{
+    return dev_of(dev)->pd;
+}
+
+void verbs_port(struct rnic_device *dev, union ibv_gid *gid, int *gid_index,
+                enum ibv_mtu *mtu)
+{
+    *gid = dev_of(dev)->gid;
+    *gid_index = dev_of(dev)->gid_index;
+    *mtu = dev_of(dev)->mtu;
 }
 
 static int vb_destroy_qp(struct rnic_qp *qp);
@@ -612,7 +649,6 @@ static int vb_create_qp(struct rnic_device *dev,
     struct ibv_qp_init_attr ia;
     struct ibv_qp_attr a;
     struct vb_qp *q;
-    uint32_t psn;
     int rc;
 
     if (attr->flags &
@@ -653,9 +689,7 @@ static int vb_create_qp(struct rnic_device *dev,
                     ? (unsigned)ibv_access(attr->access)
                     : IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                           IBV_ACCESS_REMOTE_ATOMIC;
-    if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
-        psn = (uint32_t)now_ms();
-    q->psn = psn & 0xffffff;
+    q->psn = verbs_new_psn();
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
@@ -709,30 +743,37 @@ static enum rnic_qp_state vb_qp_state(const struct rnic_qp *qp)
     }
 }
 
-static int vb_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out)
+uint32_t verbs_new_psn(void)
 {
-    struct vb_dev *d = dev_of(qp->dev);
+    uint32_t psn;
+
+    if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
+        psn = (uint32_t)now_ms();
+    return psn & 0xffffff;
+}
+
+void verbs_fill_addr(struct rnic_device *dev, uint32_t qpn, uint32_t psn,
+                     struct rnic_addr *out)
+{
+    struct vb_dev *d = dev_of(dev);
     struct vb_addr a;
 
     memset(&a, 0, sizeof(a));
     memcpy(a.gid, d->gid.raw, sizeof(a.gid));
-    a.qpn = htobe32(qp->num & 0xffffff);
-    a.psn = htobe32(qp_of(qp)->psn);
+    a.qpn = htobe32(qpn & 0xffffff);
+    a.psn = htobe32(psn & 0xffffff);
     a.udp_port = htobe16(VB_UDP_PORT);
     a.mtu = (uint8_t)d->mtu;
     a.flags = VB_ADDR_GIDOK;
     memcpy(out->bytes, &a, sizeof(a));
-    return 0;
 }
 
-static int vb_connect(struct rnic_qp *qp, const struct rnic_addr *remote)
+int verbs_parse_addr(struct rnic_device *dev, const struct rnic_addr *remote,
+                     struct verbs_peer *out)
 {
-    struct vb_dev *d = dev_of(qp->dev);
-    struct vb_qp *q = qp_of(qp);
+    struct vb_dev *d = dev_of(dev);
     struct vb_addr r;
-    struct ibv_qp_attr a;
     uint16_t port;
-    int rc;
 
     memcpy(&r, remote->bytes, sizeof(r));
     port = be16toh(r.udp_port);
@@ -740,7 +781,7 @@ static int vb_connect(struct rnic_qp *qp, const struct rnic_addr *remote)
         return rnic_err(-EHOSTUNREACH,
                         "verbs: the peer's address has no GID (a softnic QP "
                         "without RoCE?): %s cannot reach it",
-                        qp->dev->name);
+                        dev->name);
     if (port != 0 && port != VB_UDP_PORT)
         return rnic_err(-EOPNOTSUPP,
                         "verbs: the peer listens on UDP port %u; verbs "
@@ -749,17 +790,40 @@ static int vb_connect(struct rnic_qp *qp, const struct rnic_addr *remote)
     if (r.mtu < IBV_MTU_256 || r.mtu > IBV_MTU_4096)
         return rnic_err(-EINVAL, "verbs: the peer's MTU code %u is not 1..5",
                         r.mtu);
+    memcpy(out->gid.raw, r.gid, sizeof(r.gid));
+    out->qpn = be32toh(r.qpn) & 0xffffff;
+    out->psn = be32toh(r.psn) & 0xffffff;
+    out->mtu = r.mtu < d->mtu ? (enum ibv_mtu)r.mtu : d->mtu;
+    return 0;
+}
+
+static int vb_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out)
+{
+    verbs_fill_addr(qp->dev, qp->num, qp_of(qp)->psn, out);
+    return 0;
+}
+
+static int vb_connect(struct rnic_qp *qp, const struct rnic_addr *remote)
+{
+    struct vb_dev *d = dev_of(qp->dev);
+    struct vb_qp *q = qp_of(qp);
+    struct verbs_peer r;
+    struct ibv_qp_attr a;
+    int rc = verbs_parse_addr(qp->dev, remote, &r);
+
+    if (rc < 0)
+        return rc;
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_RTR;
-    a.path_mtu = r.mtu < d->mtu ? (enum ibv_mtu)r.mtu : d->mtu;
-    a.dest_qp_num = be32toh(r.qpn) & 0xffffff;
-    a.rq_psn = be32toh(r.psn) & 0xffffff;
+    a.path_mtu = r.mtu;
+    a.dest_qp_num = r.qpn;
+    a.rq_psn = r.psn;
     a.max_dest_rd_atomic =
         (uint8_t)(d->attr.max_qp_rd_atom < VB_MAX_RD ? d->attr.max_qp_rd_atom
                                                      : VB_MAX_RD);
     a.min_rnr_timer = 12; /* 0.64 ms */
     a.ah_attr.is_global = 1;
-    memcpy(a.ah_attr.grh.dgid.raw, r.gid, sizeof(r.gid));
+    a.ah_attr.grh.dgid = r.gid;
     a.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
     a.ah_attr.grh.hop_limit = 64;
     a.ah_attr.port_num = VB_PORT;

@@ -35,8 +35,49 @@
 #ifndef RDN_VERBS_VERBS_H
 #define RDN_VERBS_VERBS_H
 
+#include <infiniband/verbs.h>
+
 #include "rdn/rnic/provider.h"
 
 extern const struct rnic_provider verbs_provider;
+
+/*
+ * For the mlx5 provider, which is a verbs device whose CQs and QPs are
+ * DevX objects: memory, MRs, the PD, the GID and the address format are
+ * the verbs device's.
+ */
+
+/*
+ * Opens ibname (without "verbs:") with a context from open_fn (NULL:
+ * ibv_open_device; mlx5: mlx5dv_open_device with DevX). The device is a
+ * complete verbs device (rnic_close() closes it). 0 or -errno.
+ */
+int verbs_open_with(const char *ibname,
+                    struct ibv_context *(*open_fn)(struct ibv_device *),
+                    struct rnic_device **out);
+struct ibv_context *verbs_context(struct rnic_device *dev);
+struct ibv_pd *verbs_pd(struct rnic_device *dev);
+/* The GID rnic_addr carries, its index, and the port's active MTU. */
+void verbs_port(struct rnic_device *dev, union ibv_gid *gid, int *gid_index,
+                enum ibv_mtu *mtu);
+
+/* The remote end an rnic_addr names, checked (see verbs_parse_addr). */
+struct verbs_peer {
+    union ibv_gid gid;
+    uint32_t qpn, psn;
+    enum ibv_mtu mtu;
+};
+
+/* Fills *out (the layout above) for QP qpn of dev with initial PSN psn. */
+void verbs_fill_addr(struct rnic_device *dev, uint32_t qpn, uint32_t psn,
+                     struct rnic_addr *out);
+/*
+ * Reads a peer's address: -EHOSTUNREACH without a GID, -EOPNOTSUPP for a
+ * UDP port other than 4791, -EINVAL for a bad MTU (rnic_errmsg says).
+ */
+int verbs_parse_addr(struct rnic_device *dev, const struct rnic_addr *a,
+                     struct verbs_peer *out);
+/* A random initial PSN (24 bits). */
+uint32_t verbs_new_psn(void);
 
 #endif /* RDN_VERBS_VERBS_H */
