@@ -221,6 +221,57 @@ START_TEST(doorbells)
 }
 END_TEST
 
+/* The doorbell names the last WQE rung: found by walking ds from the last. */
+START_TEST(last_wqe)
+{
+    uint8_t ring[8 * MLX5_SEND_WQE_BB] = {0};
+    const uint8_t ds[] = {1, 5, 2}; /* 1, 2 and 1 blocks: at 6, 7, 9 (=1) */
+
+    for (unsigned i = 0, idx = 6; i < 3; i++) {
+        struct mlx5_ctrl_seg *c = (void *)(ring + (idx % 8) * MLX5_SEND_WQE_BB);
+
+        c->qpn_ds = htobe32(mlx5_ctrl_word1(0x42, ds[i]));
+        idx += (ds[i] * 16 + 63) / 64;
+    }
+    ck_assert_uint_eq(m5_last_wqe(ring, 8, 6, 10), 9);
+    ck_assert_uint_eq(m5_last_wqe(ring, 8, 6, 9), 7);
+    ck_assert_uint_eq(m5_last_wqe(ring, 8, 6, 7), 6);
+    ck_assert_uint_eq(m5_last_wqe(ring, 8, 6, 6), 6); /* nothing new */
+    /* ds 0 stops the walk. */
+    ck_assert_uint_eq(m5_last_wqe(ring, 8, 2, 4), 4);
+    /* The UAR word names WQE 9 (ds 2) with its true index and QPN, even
+     * though the ring's ctrl segment keeps other bits in its index. */
+    {
+        bool none;
+
+        ck_assert_uint_eq(m5_ring_db_word(ring, 8, 6, 10, 0x42, &none),
+                          m5_uar_db_word(0, 2, 9, 0x42));
+        ck_assert(!none);
+        m5_ring_db_word(ring, 8, 10, 10, 0x42, &none);
+        ck_assert(none);
+    }
+}
+END_TEST
+
+/* Unused scatter entries end the list with the invalid lkey. */
+START_TEST(recv_wqe)
+{
+    uint8_t w[64];
+    struct rnic_sge s = {.addr = 0x1000, .length = 8, .lkey = 0x55};
+    const struct mlx5_data_seg *d = (const void *)w;
+
+    memset(w, 0xee, sizeof(w));
+    m5_put_recv(w, 64, &s, 1);
+    ck_assert_uint_eq(be32toh(d[0].byte_count), 8);
+    ck_assert_uint_eq(be32toh(d[0].lkey), 0x55);
+    ck_assert_uint_eq(be64toh(d[0].addr), 0x1000);
+    for (int i = 1; i < 4; i++) {
+        ck_assert_uint_eq(be32toh(d[i].lkey), MLX5_INVALID_LKEY);
+        ck_assert_uint_eq(d[i].byte_count, 0);
+    }
+}
+END_TEST
+
 static void cqe(uint8_t c[M5_CQE_BYTES], uint8_t op, uint8_t owner,
                 uint8_t wqe_op, uint32_t qpn, uint16_t ctr)
 {
@@ -323,6 +374,8 @@ static Suite *suite(void)
     tcase_add_test(tc, create_cq);
     tcase_add_test(tc, out_fields);
     tcase_add_test(tc, doorbells);
+    tcase_add_test(tc, last_wqe);
+    tcase_add_test(tc, recv_wqe);
     tcase_add_test(tc, cqe_decoding);
     tcase_add_test(tc, caps);
     suite_add_tcase(s, tc);

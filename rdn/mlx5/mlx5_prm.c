@@ -273,6 +273,48 @@ uint64_t m5_uar_db_word(uint8_t opcode, uint8_t ds, uint16_t idx, uint32_t qpn)
     return mem;
 }
 
+uint32_t m5_last_wqe(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t from,
+                     uint32_t to)
+{
+    uint32_t idx = from, last = to;
+
+    while ((int32_t)(to - idx) > 0) {
+        const struct mlx5_ctrl_seg *c =
+            (const void *)(ring +
+                           (size_t)(idx & (wqebb_cnt - 1)) * MLX5_SEND_WQE_BB);
+        unsigned ds = mlx5_ctrl_ds(c);
+
+        if (ds == 0)
+            break;
+        last = idx;
+        idx +=
+            (ds * MLX5_SEND_WQE_DS + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB;
+    }
+    return last;
+}
+
+uint64_t m5_ring_db_word(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t rung,
+                         uint32_t sq_pi, uint32_t qpn, bool *none)
+{
+    uint32_t last = m5_last_wqe(ring, wqebb_cnt, rung, sq_pi);
+    const struct mlx5_ctrl_seg *c =
+        (const void *)(ring +
+                       (size_t)(last & (wqebb_cnt - 1)) * MLX5_SEND_WQE_BB);
+
+    *none = last == sq_pi;
+    return m5_uar_db_word(mlx5_ctrl_opcode(c), mlx5_ctrl_ds(c), (uint16_t)last,
+                          qpn);
+}
+
+void m5_put_recv(uint8_t *wqe, uint32_t stride, const struct rnic_sge *sge,
+                 unsigned n)
+{
+    for (unsigned i = 0; i < stride / MLX5_SEND_WQE_DS; i++)
+        mlx5_put_data_seg(wqe + i * MLX5_SEND_WQE_DS, i < n ? sge[i].length : 0,
+                          i < n ? sge[i].lkey : MLX5_INVALID_LKEY,
+                          i < n ? sge[i].addr : 0);
+}
+
 uint32_t m5_cq_ci_value(uint32_t ci)
 {
     return htobe32(ci & 0xffffff);

@@ -129,6 +129,28 @@ uint32_t m5_dbr_value(uint32_t counter);
  */
 uint64_t m5_uar_db_word(uint8_t opcode, uint8_t ds, uint16_t idx, uint32_t qpn);
 
+/*
+ * The index of the last WQE that starts in [from, to) of a ring of
+ * wqebb_cnt blocks, walking the WQEs' ds fields from from; to if none
+ * does, or if a ds of 0 stops the walk (a malformed WQE the NIC fails).
+ */
+uint32_t m5_last_wqe(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t from,
+                     uint32_t to);
+
+/*
+ * The UAR word for ringing up to sq_pi after rung (m5_last_wqe's WQE, its
+ * opcode and ds from the ring); *none set when no WQE starts in between.
+ */
+uint64_t m5_ring_db_word(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t rung,
+                         uint32_t sq_pi, uint32_t qpn, bool *none);
+
+/*
+ * Writes receive WQE (stride bytes) with n scatter entries; the unused
+ * entries get the invalid lkey that ends the list. n <= stride / 16.
+ */
+void m5_put_recv(uint8_t *wqe, uint32_t stride, const struct rnic_sge *sge,
+                 unsigned n);
+
 /* ---- completions ------------------------------------------------------ */
 
 #define M5_CQE_BYTES 64
