@@ -25,3 +25,7 @@ TESTS += t/test_mlx5_prm
 t_test_mlx5_prm_SOURCES = t/test_mlx5_prm.c $(TESTUTIL)
 t_test_mlx5_prm_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 t_test_mlx5_prm_LDADD = rdn/mlx5/librdnmlx5prm.a $(RNIC_LIBS) $(CHECK_LIBS)
+
+# rdn-hwcheck's probes on softnic (all pass) and on rxe (t/vm/verbs.checks).
+TESTS += t/hwcheck.sh
+dist_check_SCRIPTS += t/hwcheck.sh
