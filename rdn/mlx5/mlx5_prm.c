@@ -12,6 +12,7 @@
 
 #include "proto/mlx5.h"
 #include "rdn/mlx5/mlx5_prm.h"
+#include "rdn/rnic/provider.h"
 
 #define F(o, b) ((struct m5_field){(o), (b)})
 
@@ -367,31 +368,6 @@ static uint8_t syndrome_status(uint8_t s)
     }
 }
 
-static uint8_t req_opcode(uint8_t wqe_opcode)
-{
-    switch (wqe_opcode) {
-    case MLX5_OPCODE_RDMA_WRITE:
-    case MLX5_OPCODE_RDMA_WRITE_IMM:
-        return RNIC_WC_RDMA_WRITE;
-    case MLX5_OPCODE_RDMA_READ:
-        return RNIC_WC_RDMA_READ;
-    case MLX5_OPCODE_ATOMIC_CS:
-        return RNIC_WC_COMP_SWAP;
-    case MLX5_OPCODE_ATOMIC_FA:
-        return RNIC_WC_FETCH_ADD;
-    case MLX5_OPCODE_NOP:
-        return RNIC_WC_NOP;
-    case MLX5_OPCODE_WAIT:
-        return RNIC_WC_WAIT;
-    case MLX5_OPCODE_SEND_EN:
-        return RNIC_WC_SEND_EN;
-    case MLX5_OPCODE_RECV_EN:
-        return RNIC_WC_RECV_EN;
-    default:
-        return RNIC_WC_SEND;
-    }
-}
-
 int m5_cqe_decode(const uint8_t cqe[M5_CQE_BYTES], uint32_t ci, uint32_t depth,
                   struct rnic_wc *wc)
 {
@@ -407,7 +383,7 @@ int m5_cqe_decode(const uint8_t cqe[M5_CQE_BYTES], uint32_t ci, uint32_t depth,
     wc->byte_len = be32_at(cqe + CQE_BYTE_CNT);
     switch (op) {
     case CQE_REQ:
-        wc->opcode = req_opcode((uint8_t)(qpn_word >> 24));
+        wc->opcode = rnic_wc_opcode_of((uint8_t)(qpn_word >> 24));
         break;
     case CQE_RESP_WIMM:
     case CQE_RESP_SIMM:

@@ -88,6 +88,12 @@ struct rnic_provider {
 };
 
 /*
+ * The completion opcode (enum rnic_wc_opcode) of a send WQE of mlx5 opcode
+ * op; RNIC_WC_NOP for NOP and opcodes without a completion kind.
+ */
+uint8_t rnic_wc_opcode_of(uint8_t op);
+
+/*
  * Records the calling thread's error message (printf format) and returns
  * err (a negative errno), so providers can write `return rnic_err(...)`.
  */

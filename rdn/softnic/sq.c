@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdn/rnic/provider.h"
 #include "rdn/softnic/engine_int.h"
 
 enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
@@ -24,32 +25,6 @@ enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
 static inline uint64_t sn_max64(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
-}
-
-static uint8_t sn_wc_opcode(uint8_t op)
-{
-    switch (op) {
-    case MLX5_OPCODE_RDMA_WRITE:
-    case MLX5_OPCODE_RDMA_WRITE_IMM:
-        return RNIC_WC_RDMA_WRITE;
-    case MLX5_OPCODE_SEND:
-    case MLX5_OPCODE_SEND_IMM:
-        return RNIC_WC_SEND;
-    case MLX5_OPCODE_RDMA_READ:
-        return RNIC_WC_RDMA_READ;
-    case MLX5_OPCODE_ATOMIC_CS:
-        return RNIC_WC_COMP_SWAP;
-    case MLX5_OPCODE_ATOMIC_FA:
-        return RNIC_WC_FETCH_ADD;
-    case MLX5_OPCODE_WAIT:
-        return RNIC_WC_WAIT;
-    case MLX5_OPCODE_SEND_EN:
-        return RNIC_WC_SEND_EN;
-    case MLX5_OPCODE_RECV_EN:
-        return RNIC_WC_RECV_EN;
-    default:
-        return RNIC_WC_NOP;
-    }
 }
 
 /* ---- reading WQEs ----------------------------------------------------- */
@@ -99,7 +74,7 @@ static void sn_complete(struct sn_thread *t, struct sn_qp *qp,
         .qpn = qp->qpn,
         .byte_len = o->byte_len,
         .wqe_counter = o->wqe_counter,
-        .opcode = sn_wc_opcode(o->opcode),
+        .opcode = rnic_wc_opcode_of(o->opcode),
         .status = o->status,
     };
 
