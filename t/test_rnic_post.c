@@ -14,13 +14,16 @@
 #include "config.h"
 
 #include <check.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/mlx5.h"
+#include "proto/item.h"
 #include "rdn/chain/chain.h"
+#include "rdn/librdn/nic_client.h"
 #include "rdn/rnic/rnic.h"
 #include "t/support/testutil.h"
 
@@ -508,6 +511,104 @@ START_TEST(chain_queue)
 }
 END_TEST
 
+/*
+ * librdn's NIC half (ofl_client) against a hand-written responder playing
+ * the server's NIC: it receives each GET request and answers it as the
+ * offloaded GET does, with one WRITE_IMM of the generation word and, on a
+ * hit, the item into the request's slot. Hits of 1 KB and 1 MB, a miss.
+ */
+#define VAL_MAX BIG
+
+static void answer(struct rnic_qp *srv, const struct rdn_hello *h,
+                   const struct rdn_geometry *g, uint32_t req_id,
+                   const char *key, uint32_t nbytes)
+{
+    struct rdn_item *it = (void *)(mem + SRC + RDN_RESP_ITEM_OFF);
+    size_t len = RDN_RESP_ITEM_OFF;
+    struct rnic_sge s;
+    struct rnic_send_wr wr = {
+        .opcode = MLX5_OPCODE_RDMA_WRITE_IMM,
+        .sg = &s,
+        .nsg = 1,
+        .imm = req_id,
+        .raddr =
+            h->buf_addr + (uint64_t)(req_id & (h->depth - 1)) * h->slot_size,
+        .rkey = h->buf_rkey};
+
+    memcpy(mem + SRC + RDN_RESP_GEN_OFF, &g->gen_word, 8);
+    if (key) {
+        memset(it, 0, sizeof(*it));
+        it->stamp = 1000 + req_id;
+        it->nkey = (uint16_t)strlen(key);
+        it->nbytes = nbytes;
+        memcpy(rdn_item_key(it), key, it->nkey);
+        fill((uint32_t)(rdn_item_value(it) - (char *)mem), nbytes,
+             (uint8_t)req_id);
+        *rdn_item_tail(it) = it->stamp;
+        len += rdn_item_total_len(it->nkey, nbytes);
+    }
+    s = sge(SRC, (uint32_t)len);
+    run(srv, &wr, RNIC_WC_RDMA_WRITE);
+}
+
+START_TEST(librdn_client)
+{
+    const struct rdn_geometry g = {
+        .gen_word = 0x600d, .hashpower = 16, .item_size_max = VAL_MAX};
+    static const struct {
+        const char *key;
+        uint32_t nbytes;
+    } reqs[] = {{"k1", 1024}, {NULL, 0}, {"big", VAL_MAX}, {"k4", 1}};
+    struct ofl_client c;
+    struct rdn_hello h;
+    struct rnic_addr sa;
+    struct rnic_qp *srv = make_qp();
+    struct rnic_sge rs = sge(DST, sizeof(struct rdn_get_req));
+
+    ck_assert_msg(
+        ofl_client_open(dev, 2, (uint32_t)rdn_resp_slot_size(VAL_MAX), &c) == 0,
+        "ofl_client_open: %s", chain_errmsg());
+    ck_assert_int_eq(ofl_client_hello(&c, &h), 0);
+    ck_assert_int_eq(rnic_qp_addr(srv, &sa), 0);
+    ck_assert_int_eq(rnic_connect(srv, (const struct rnic_addr *)h.qp_addr), 0);
+    ck_assert_int_eq(ofl_client_connect(&c, sa.bytes), 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        const char *key = reqs[i].key ? reqs[i].key : "absent";
+        struct rdn_keyhash kh;
+        const struct rdn_get_req *r = (const void *)(mem + DST);
+        const struct rdn_item *it;
+        struct rnic_wc wc;
+        uint64_t n;
+
+        rdn_keyhash(key, strlen(key), g.hashpower, &kh);
+        post_recv(srv, &rs, 1, i);
+        ck_assert_int_eq(ofl_client_send(&c, &g, &kh), (int64_t)i);
+        wc = wait_wc(rcq);
+        ck_assert_int_eq(wc.status, RNIC_WC_SUCCESS);
+        ck_assert_uint_eq(wc.byte_len, sizeof(*r));
+        ck_assert_uint_eq(be32toh(r->req_id), i);
+        answer(srv, &h, &g, i, reqs[i].key, reqs[i].nbytes);
+        ck_assert_int_eq(ofl_client_wait(&c, WAIT_MS, &n), 1);
+        ck_assert_uint_eq(n, i);
+        if (!reqs[i].key) {
+            ck_assert_int_eq(
+                ofl_client_judge(&c, n, &g, key, strlen(key), 0, &it),
+                OFL_MISS);
+            continue;
+        }
+        ck_assert_int_eq(ofl_client_judge(&c, n, &g, key, strlen(key), 0, &it),
+                         OFL_HIT);
+        ck_assert_uint_eq(it->nbytes, reqs[i].nbytes);
+        ck_assert(memcmp(rdn_item_value((struct rdn_item *)it),
+                         rdn_item_value(
+                             (struct rdn_item *)(void *)(mem + SRC +
+                                                         RDN_RESP_ITEM_OFF)),
+                         it->nbytes) == 0);
+    }
+    ofl_client_close(&c);
+}
+END_TEST
+
 /* What plain verbs cannot do: -EOPNOTSUPP, naming who can. */
 START_TEST(verbs_refusals)
 {
@@ -601,6 +702,7 @@ static Suite *suite(void)
     tcase_add_test(tc, write_past_mr);
     tcase_add_test(tc, cq_wait);
     tcase_add_test(tc, chain_queue);
+    tcase_add_test(tc, librdn_client);
     tcase_add_test(tc, bad_requests);
     if (on_verbs()) {
         tcase_add_test(tc, verbs_refusals);

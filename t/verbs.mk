@@ -2,13 +2,14 @@
 # Tests of the provider-neutral posting path and the hardware providers
 # (included by t/local.mk).
 
-# rnic_post_send and the chain library on it: here on softnic-inproc (the
-# raw-ring encoder), in the VM (t/vm/verbs-rxe.sh) on verbs:rxe0.
+# rnic_post_send, the chain library and librdn's NIC half on it: here on
+# softnic-inproc (the raw-ring encoder), in the VM (t/verbs-rxe.sh) on
+# verbs:rxe0.
 check_PROGRAMS += t/test_rnic_post
 TESTS += t/test_rnic_post
 t_test_rnic_post_SOURCES = t/test_rnic_post.c $(TESTUTIL)
-t_test_rnic_post_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-t_test_rnic_post_LDADD = $(CHAIN_LIBS) $(CHECK_LIBS)
+t_test_rnic_post_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBMEMCACHED_CFLAGS)
+t_test_rnic_post_LDADD = $(LIBRDN_LIBS) $(CHECK_LIBS)
 
 # The same on Linux Soft-RoCE: one VM boot, t/vm/verbs.checks inside.
 TESTS += t/verbs-rxe.sh

@@ -326,8 +326,10 @@ struct rnic_send_wr {
  * without one (uint16_t)wr_id, so a caller that numbers its requests in
  * WQEBBs (rdn/chain) gets the counters a ring would give. Returns 0;
  * -EOPNOTSUPP for an opcode the device cannot post (rnic_errmsg() names the
- * provider that can); -ENOSPC when the ring is full; -EINVAL for a malformed
- * request.
+ * provider that can); -ENOSPC when a driver's queue is full (a ring
+ * provider does not track completions: the caller keeps at most the
+ * ring's size in flight, as with the raw ring); -EINVAL for a malformed
+ * request. Threads: as the ring, one poster per QP at a time.
  */
 int rnic_post_send(struct rnic_qp *qp, const struct rnic_send_wr *wr);
 
