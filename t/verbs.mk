@@ -14,7 +14,8 @@ t_test_rnic_post_LDADD = $(LIBRDN_LIBS) $(CHECK_LIBS)
 # The same on Linux Soft-RoCE: one VM boot, t/vm/verbs.checks inside.
 TESTS += t/verbs-rxe.sh
 dist_check_SCRIPTS += t/verbs-rxe.sh t/vm/rxe-vm
-EXTRA_DIST += t/vm/rxe-init t/vm/rxe-guest t/vm/verbs.checks
+EXTRA_DIST += t/vm/rxe-init t/vm/rxe-guest t/vm/verbs.checks \
+	t/vm/softnic-server t/vm/librdn-check
 clean-local: clean-verbs-rxe
 clean-verbs-rxe:
 	rm -rf t/verbs-rxe.results
