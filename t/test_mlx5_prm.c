@@ -9,13 +9,21 @@
 #include "config.h"
 
 #include <check.h>
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
+#include "proto/byteorder.h"
 #include "proto/mlx5.h"
 #include "rdn/mlx5/mlx5_prm.h"
 #include "t/support/testutil.h"
+
+static uint32_t be32_at(const uint8_t *p)
+{
+    be32 v;
+
+    memcpy(&v, p, 4);
+    return be32_to_cpu(v);
+}
 
 /* Byte and mask of a 1-bit PRM field at bit offset off. */
 #define BYTE(off) ((off) / 8)
@@ -116,15 +124,12 @@ START_TEST(create_qp_fields)
     /* pm_state migrated (QPC 0x13, 2 bits) and st RC (0). */
     ck_assert_uint_eq((in[0x1a] >> 3) & 0x3, 3);
     /* cqn_snd QPC 0x3e8 and cqn_rcv 0x4e8 (24 bits each). */
-    ck_assert_uint_eq(be32toh(*(uint32_t *)(void *)(in + (0xc0 + 0x3e0) / 8)),
-                      0x401);
-    ck_assert_uint_eq(be32toh(*(uint32_t *)(void *)(in + (0xc0 + 0x4e0) / 8)),
-                      0x402);
+    ck_assert_uint_eq(be32_at(in + (0xc0 + 0x3e0) / 8), 0x401);
+    ck_assert_uint_eq(be32_at(in + (0xc0 + 0x4e0) / 8), 0x402);
     /* The WQ and doorbell umems (create_qp_in 0x840, QPC 0x720). */
-    ck_assert_uint_eq(be32toh(*(uint32_t *)(void *)(in + 0x840 / 8)), 9);
+    ck_assert_uint_eq(be32_at(in + 0x840 / 8), 9);
     ck_assert(in[0x860 / 8] & 0x80);
-    ck_assert_uint_eq(be32toh(*(uint32_t *)(void *)(in + (0xc0 + 0x720) / 8)),
-                      10);
+    ck_assert_uint_eq(be32_at(in + (0xc0 + 0x720) / 8), 10);
     /* No receive queue: rq_type zero-size (QPC 0x565, 3 bits) = 3. */
     p.rq_wqe = 0;
     m5_create_qp_in(in, &p);
@@ -188,7 +193,7 @@ START_TEST(create_cq)
     ck_assert(in[BYTE(oi)] & MASK(oi));
     ck_assert_uint_eq(in[(0x80 + 0x60) / 8] & 0x1f, 10); /* log_cq_size */
     ck_assert_uint_eq(in[(0x80 + 0xb8) / 8], 7);         /* c_eqn */
-    ck_assert_uint_eq(be32toh(*(uint32_t *)(void *)(in + 0x2c0 / 8)), 3);
+    ck_assert_uint_eq(be32_at(in + 0x2c0 / 8), 3);
     p.overrun_ignore = false;
     m5_create_cq_in(in, &p);
     ck_assert(!(in[BYTE(oi)] & MASK(oi)));
@@ -209,8 +214,8 @@ END_TEST
 /* The UAR word is a clean ctrl segment head: what a driver would write. */
 START_TEST(doorbells)
 {
-    ck_assert_uint_eq(m5_dbr_value(0x12345), htobe32(0x2345));
-    ck_assert_uint_eq(m5_cq_ci_value(0x1234567), htobe32(0x234567));
+    ck_assert_uint_eq(be32_to_cpu(m5_dbr_value(0x12345)), 0x2345);
+    ck_assert_uint_eq(be32_to_cpu(m5_cq_ci_value(0x1234567)), 0x234567);
     ck_assert_uint_eq(
         m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 3, 0xfffe, 0x123456),
         mlx5_ctrl_id48_word((uint64_t)0xfffe << 24 | 0x123456,
@@ -230,7 +235,7 @@ START_TEST(last_wqe)
     for (unsigned i = 0, idx = 6; i < 3; i++) {
         struct mlx5_ctrl_seg *c = (void *)(ring + (idx % 8) * MLX5_SEND_WQE_BB);
 
-        c->qpn_ds = htobe32(mlx5_ctrl_word1(0x42, ds[i]));
+        c->qpn_ds = cpu_to_be32(mlx5_ctrl_word1(0x42, ds[i]));
         idx += (ds[i] * 16 + 63) / 64;
     }
     ck_assert_uint_eq(m5_last_wqe(ring, 8, 6, 10), 9);
@@ -262,12 +267,12 @@ START_TEST(recv_wqe)
 
     memset(w, 0xee, sizeof(w));
     m5_put_recv(w, 64, &s, 1);
-    ck_assert_uint_eq(be32toh(d[0].byte_count), 8);
-    ck_assert_uint_eq(be32toh(d[0].lkey), 0x55);
-    ck_assert_uint_eq(be64toh(d[0].addr), 0x1000);
+    ck_assert_uint_eq(be32_to_cpu(d[0].byte_count), 8);
+    ck_assert_uint_eq(be32_to_cpu(d[0].lkey), 0x55);
+    ck_assert_uint_eq(be64_to_cpu(d[0].addr), 0x1000);
     for (int i = 1; i < 4; i++) {
-        ck_assert_uint_eq(be32toh(d[i].lkey), MLX5_INVALID_LKEY);
-        ck_assert_uint_eq(d[i].byte_count, 0);
+        ck_assert_uint_eq(be32_to_cpu(d[i].lkey), MLX5_INVALID_LKEY);
+        ck_assert_uint_eq(be32_to_cpu(d[i].byte_count), 0);
     }
 }
 END_TEST
@@ -275,7 +280,7 @@ END_TEST
 static void cqe(uint8_t c[M5_CQE_BYTES], uint8_t op, uint8_t owner,
                 uint8_t wqe_op, uint32_t qpn, uint16_t ctr)
 {
-    uint32_t w = htobe32((uint32_t)wqe_op << 24 | qpn);
+    be32 w = cpu_to_be32((uint32_t)wqe_op << 24 | qpn);
 
     memset(c, 0, M5_CQE_BYTES);
     memcpy(c + 56, &w, 4);
@@ -288,10 +293,10 @@ START_TEST(cqe_decoding)
 {
     uint8_t c[M5_CQE_BYTES];
     struct rnic_wc wc;
-    uint32_t v;
+    be32 v;
 
     cqe(c, 0x0, 0, MLX5_OPCODE_RDMA_READ, 0x77, 0x1234);
-    v = htobe32(4096);
+    v = cpu_to_be32(4096);
     memcpy(c + 44, &v, 4);
     ck_assert_int_eq(m5_cqe_decode(c, 0, 8, &wc), 1);
     ck_assert_int_eq(wc.status, RNIC_WC_SUCCESS);
@@ -317,7 +322,7 @@ START_TEST(cqe_decoding)
     ck_assert_int_eq(wc.status, RNIC_WC_WR_FLUSH_ERR);
     /* WRITE_IMM received: immediate at byte 36. */
     cqe(c, 0x1, 0, 0, 0x78, 0);
-    v = htobe32(0xcafe);
+    v = cpu_to_be32(0xcafe);
     memcpy(c + 36, &v, 4);
     ck_assert_int_eq(m5_cqe_decode(c, 0, 8, &wc), 1);
     ck_assert_int_eq(wc.opcode, RNIC_WC_RECV_RDMA_IMM);

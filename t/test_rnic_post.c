@@ -14,13 +14,13 @@
 #include "config.h"
 
 #include <check.h>
-#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/mlx5.h"
+#include "proto/byteorder.h"
 #include "proto/item.h"
 #include "rdn/chain/chain.h"
 #include "rdn/librdn/nic_client.h"
@@ -586,7 +586,7 @@ START_TEST(librdn_client)
         wc = wait_wc(rcq);
         ck_assert_int_eq(wc.status, RNIC_WC_SUCCESS);
         ck_assert_uint_eq(wc.byte_len, sizeof(*r));
-        ck_assert_uint_eq(be32toh(r->req_id), i);
+        ck_assert_uint_eq(be32_to_cpu(r->req_id), i);
         answer(srv, &h, &g, i, reqs[i].key, reqs[i].nbytes);
         ck_assert_int_eq(ofl_client_wait(&c, WAIT_MS, &n), 1);
         ck_assert_uint_eq(n, i);

@@ -7,12 +7,12 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "proto/byteorder.h"
 #include "rdn/chain/chain_int.h"
 
 /* ---- errors and bookkeeping ------------------------------------------- */

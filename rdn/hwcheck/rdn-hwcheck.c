@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "proto/barrier.h"
 #include "rdn/chain/chain.h"
 
 #define ALL_ACCESS                                                             \
@@ -69,10 +70,7 @@ static int wait_u64(const uint8_t *p, uint64_t v, int ms)
     struct timespec nap = {0, 20000};
 
     do {
-        uint64_t x;
-
-        __atomic_load((const uint64_t *)(const void *)p, &x, __ATOMIC_ACQUIRE);
-        if (x == v)
+        if (load_acquire((const uint64_t *)(const void *)p) == v)
             return 1;
         nanosleep(&nap, NULL);
     } while (now_ms() < end);

@@ -10,7 +10,6 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "proto/barrier.h"
 #include "rdn/mlx5/mlx5.h"
 #include "rdn/mlx5/mlx5_prm.h"
 #include "rdn/verbs/verbs.h"
@@ -338,7 +338,7 @@ static int m5_poll_cq(struct rnic_cq *cq, int max, struct rnic_wc *wc)
 
         if (!m5_cqe_decode(cqe, c->ci, c->depth, &wc[n]))
             break;
-        __atomic_thread_fence(__ATOMIC_ACQUIRE); /* CQE body after owner */
+        fence_acquire(); /* the CQE's body after its owner byte */
         q = find_qp(d, wc[n].qpn);
         if (q && (wc[n].opcode == RNIC_WC_RECV ||
                   wc[n].opcode == RNIC_WC_RECV_RDMA_IMM))
@@ -349,7 +349,7 @@ static int m5_poll_cq(struct rnic_cq *cq, int max, struct rnic_wc *wc)
         n++;
     }
     if (n)
-        ((uint32_t *)c->dbr.buf)[0] = m5_cq_ci_value(c->ci);
+        ((be32 *)c->dbr.buf)[0] = m5_cq_ci_value(c->ci);
     return n;
 }
 
@@ -580,9 +580,9 @@ static int m5_ring_doorbell(struct rnic_qp *qp, uint32_t sq_pi)
     q->rung = sq_pi;
     if (none)
         return 0;
-    __atomic_thread_fence(__ATOMIC_RELEASE); /* WQEs before the record */
-    ((volatile uint32_t *)q->dbr.buf)[1] = m5_dbr_value(sq_pi);
-    __atomic_thread_fence(__ATOMIC_RELEASE); /* the record before the UAR */
+    fence_release(); /* WQEs before the record */
+    ((volatile be32 *)q->dbr.buf)[1] = m5_dbr_value(sq_pi);
+    fence_release(); /* the record before the UAR */
     *(volatile uint64_t *)dev_of(qp->dev)->uar->reg_addr = word;
     return 0;
 }
@@ -605,8 +605,8 @@ static int m5_post_recv(struct rnic_qp *qp, const struct rnic_sge *sge,
     m5_put_recv(w, q->rq_stride, sge, n);
     q->rq_wrid[q->rq_pi & (q->rq_wqe - 1)] = wr_id;
     q->rq_pi++;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    ((volatile uint32_t *)q->dbr.buf)[0] = m5_dbr_value(q->rq_pi);
+    fence_release(); /* the WQE before the record */
+    ((volatile be32 *)q->dbr.buf)[0] = m5_dbr_value(q->rq_pi);
     return 0;
 }
 

@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -94,30 +93,31 @@ void m5_set(void *buf, struct m5_field f, uint64_t v)
         return;
     }
     {
-        uint32_t *w = (uint32_t *)(void *)(p + (f.off / 32) * 4);
+        be32 *w = (be32 *)(void *)(p + (f.off / 32) * 4);
         unsigned shift = 32 - f.off % 32 - f.bits;
         uint32_t mask = (f.bits == 32 ? UINT32_MAX : (1u << f.bits) - 1)
                         << shift;
-        uint32_t host = be32toh(*w);
+        uint32_t host = be32_to_cpu(*w);
 
         host = (host & ~mask) | (((uint32_t)v << shift) & mask);
-        *w = htobe32(host);
+        *w = cpu_to_be32(host);
     }
 }
 
 uint64_t m5_get(const void *buf, struct m5_field f)
 {
     const uint8_t *p = buf;
+    be32 bw;
     uint32_t w;
 
     if (f.bits == 64) {
-        uint64_t be;
+        be64 be;
 
         memcpy(&be, p + f.off / 8, 8);
-        return be64toh(be);
+        return be64_to_cpu(be);
     }
-    memcpy(&w, p + (f.off / 32) * 4, 4);
-    w = be32toh(w) >> (32 - f.off % 32 - f.bits);
+    memcpy(&bw, p + (f.off / 32) * 4, 4);
+    w = be32_to_cpu(bw) >> (32 - f.off % 32 - f.bits);
     return f.bits == 32 ? w : w & ((1u << f.bits) - 1);
 }
 
@@ -259,15 +259,15 @@ size_t m5_wq_bytes(uint32_t sq_wqebb, uint32_t rq_wqe, uint32_t rq_stride)
            (size_t)sq_wqebb * MLX5_SEND_WQE_BB;
 }
 
-uint32_t m5_dbr_value(uint32_t counter)
+be32 m5_dbr_value(uint32_t counter)
 {
-    return htobe32(counter & 0xffff);
+    return cpu_to_be32(counter & 0xffff);
 }
 
 uint64_t m5_uar_db_word(uint8_t opcode, uint8_t ds, uint16_t idx, uint32_t qpn)
 {
-    uint32_t w[2] = {htobe32(mlx5_ctrl_word0(0, idx, opcode)),
-                     htobe32(mlx5_ctrl_word1(qpn, ds))};
+    be32 w[2] = {cpu_to_be32(mlx5_ctrl_word0(0, idx, opcode)),
+                 cpu_to_be32(mlx5_ctrl_word1(qpn, ds))};
     uint64_t mem;
 
     memcpy(&mem, w, 8);
@@ -316,9 +316,9 @@ void m5_put_recv(uint8_t *wqe, uint32_t stride, const struct rnic_sge *sge,
                           i < n ? sge[i].addr : 0);
 }
 
-uint32_t m5_cq_ci_value(uint32_t ci)
+be32 m5_cq_ci_value(uint32_t ci)
 {
-    return htobe32(ci & 0xffffff);
+    return cpu_to_be32(ci & 0xffffff);
 }
 
 /* CQE fields (byte offsets in the 64-byte CQE). */
@@ -338,10 +338,10 @@ uint32_t m5_cq_ci_value(uint32_t ci)
 
 static uint32_t be32_at(const uint8_t *p)
 {
-    uint32_t v;
+    be32 v;
 
     memcpy(&v, p, 4);
-    return be32toh(v);
+    return be32_to_cpu(v);
 }
 
 static uint8_t syndrome_status(uint8_t s)

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/byteorder.h"
 #include "rdn/rnic/rnic.h"
 
 /* Command opcodes. */
@@ -118,7 +119,7 @@ size_t m5_sq_offset(uint32_t rq_wqe, uint32_t rq_stride);
 size_t m5_wq_bytes(uint32_t sq_wqebb, uint32_t rq_wqe, uint32_t rq_stride);
 
 /* Doorbell record words (big-endian, as stored): receive [0], send [1]. */
-uint32_t m5_dbr_value(uint32_t counter);
+be32 m5_dbr_value(uint32_t counter);
 
 /*
  * The 64-bit word written to the UAR doorbell register after the record,
@@ -163,7 +164,7 @@ void m5_put_recv(uint8_t *wqe, uint32_t stride, const struct rnic_sge *sge,
 int m5_cqe_decode(const uint8_t cqe[M5_CQE_BYTES], uint32_t ci, uint32_t depth,
                   struct rnic_wc *wc);
 /* The CQ doorbell record's consumer word (set_ci), as stored. */
-uint32_t m5_cq_ci_value(uint32_t ci);
+be32 m5_cq_ci_value(uint32_t ci);
 
 /* ---- capabilities ----------------------------------------------------- */
 

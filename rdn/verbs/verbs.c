@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/byteorder.h"
 #include "proto/mlx5.h"
 #include "rdn/verbs/verbs.h"
 
@@ -33,9 +34,9 @@
 /* The agreed rnic_addr layout (verbs.h). */
 struct vb_addr {
     uint8_t gid[16];
-    uint32_t qpn;      /* be */
-    uint32_t psn;      /* be */
-    uint16_t udp_port; /* be */
+    be32 qpn;
+    be32 psn;
+    be16 udp_port;
     uint8_t mtu;
     uint8_t flags;
     uint8_t priv[4];
@@ -539,7 +540,7 @@ static void to_rnic_wc(const struct ibv_wc *w, struct rnic_wc *out)
         out->wqe_counter = (uint16_t)w->wr_id;
     if (w->status == IBV_WC_SUCCESS && (w->wc_flags & IBV_WC_WITH_IMM)) {
         out->flags |= RNIC_WC_WITH_IMM;
-        out->imm = be32toh(w->imm_data);
+        out->imm = be32_to_cpu((__force be32)w->imm_data);
     }
 }
 
@@ -760,9 +761,9 @@ void verbs_fill_addr(struct rnic_device *dev, uint32_t qpn, uint32_t psn,
 
     memset(&a, 0, sizeof(a));
     memcpy(a.gid, d->gid.raw, sizeof(a.gid));
-    a.qpn = htobe32(qpn & 0xffffff);
-    a.psn = htobe32(psn & 0xffffff);
-    a.udp_port = htobe16(VB_UDP_PORT);
+    a.qpn = cpu_to_be32(qpn & 0xffffff);
+    a.psn = cpu_to_be32(psn & 0xffffff);
+    a.udp_port = cpu_to_be16(VB_UDP_PORT);
     a.mtu = (uint8_t)d->mtu;
     a.flags = VB_ADDR_GIDOK;
     memcpy(out->bytes, &a, sizeof(a));
@@ -776,7 +777,7 @@ int verbs_parse_addr(struct rnic_device *dev, const struct rnic_addr *remote,
     uint16_t port;
 
     memcpy(&r, remote->bytes, sizeof(r));
-    port = be16toh(r.udp_port);
+    port = be16_to_cpu(r.udp_port);
     if (!(r.flags & VB_ADDR_GIDOK))
         return rnic_err(-EHOSTUNREACH,
                         "verbs: the peer's address has no GID (a softnic QP "
@@ -791,8 +792,8 @@ int verbs_parse_addr(struct rnic_device *dev, const struct rnic_addr *remote,
         return rnic_err(-EINVAL, "verbs: the peer's MTU code %u is not 1..5",
                         r.mtu);
     memcpy(out->gid.raw, r.gid, sizeof(r.gid));
-    out->qpn = be32toh(r.qpn) & 0xffffff;
-    out->psn = be32toh(r.psn) & 0xffffff;
+    out->qpn = be32_to_cpu(r.qpn) & 0xffffff;
+    out->psn = be32_to_cpu(r.psn) & 0xffffff;
     out->mtu = r.mtu < d->mtu ? (enum ibv_mtu)r.mtu : d->mtu;
     return 0;
 }
@@ -883,7 +884,7 @@ static int vb_post_send(struct rnic_qp *qp, const struct rnic_send_wr *wr)
         break;
     case MLX5_OPCODE_SEND_IMM:
         w.opcode = IBV_WR_SEND_WITH_IMM;
-        w.imm_data = htobe32(wr->imm);
+        w.imm_data = (__force __be32)cpu_to_be32(wr->imm);
         break;
     case MLX5_OPCODE_RDMA_WRITE:
     case MLX5_OPCODE_RDMA_WRITE_IMM:
@@ -892,7 +893,7 @@ static int vb_post_send(struct rnic_qp *qp, const struct rnic_send_wr *wr)
                    : wr->opcode == MLX5_OPCODE_RDMA_READ
                        ? IBV_WR_RDMA_READ
                        : IBV_WR_RDMA_WRITE_WITH_IMM;
-        w.imm_data = htobe32(wr->imm);
+        w.imm_data = (__force __be32)cpu_to_be32(wr->imm);
         w.wr.rdma.remote_addr = wr->raddr;
         w.wr.rdma.rkey = wr->rkey;
         break;
