@@ -2,9 +2,20 @@
 /*
  * rdn/librdn/client.h - librdn: GETs that complete on the server's NIC.
  *
- * rdn_connect() does the handshake with a memcached started with
- * --rdn-port; rdn_get() then SENDs one small request over RDMA and the
- * server's NIC answers it with no server CPU (DESIGN.md section 6). Every
+ * A connection reads from a list of memcached servers, as libmemcached
+ * sees it: rdn_connect_memc() takes an application's libmemcached handle,
+ * rdn_connect_config() a libmemcached configuration string, rdn_connect()
+ * one server. The server that owns a key is the one libmemcached picks
+ * (its distribution, hashing, weights, and its failure handling: auto
+ * eject, retry and dead timeouts); librdn asks libmemcached and never
+ * places keys itself. Each server's RDMA port is found in its "stats rdn"
+ * (rdn_port); a server started without --rdn-port, or whose port does not
+ * answer, is read over TCP through the same libmemcached handle, and the
+ * result says so and why. Every other command (SET, DELETE, ...) goes
+ * through that handle as well (rdn_memc()).
+ *
+ * With a server's handshake done, rdn_get() SENDs one small request over
+ * RDMA and the server's NIC answers it with no server CPU. Every
  * answer is verified here before it is returned: the generation of the
  * server's table, both stamps of the item, its lengths, the full key and
  * its expiry time. What the NIC cannot answer with certainty (a table
@@ -12,7 +23,8 @@
  * right now, a read torn by a concurrent update that retries did not
  * resolve, a broken RDMA connection) is asked over TCP through
  * libmemcached, so a wrong value is never returned. A broken RDMA path is
- * rebuilt (a new handshake) at most once a second, on the next GET.
+ * rebuilt (a new handshake) at most once a second, on the next GET, and
+ * only that server's keys go over TCP meanwhile.
  *
  * Return values: 0 found, -ENOENT not found, another negative errno on
  * failure. Values are malloc'ed, NUL-terminated (not counted in len) and
@@ -38,12 +50,42 @@ struct rdn_opts {
                            after the other (RedN-Seq; experiments only) */
 };
 
+struct memcached_st;
+
+/*
+ * A connection over the servers of mc, which stays the caller's: it must
+ * outlive the connection, and the caller and librdn use it in one thread
+ * at a time. Servers added to mc later are taken up by the next GET.
+ * Each server's NIC path is set up here (its stats, then the handshake);
+ * a server that cannot be read on its NIC is read over TCP and tried
+ * again later. opts may be NULL. Returns 0, -EINVAL (no servers, a bad
+ * option), -ENOMEM.
+ */
+int rdn_connect_memc(struct memcached_st *mc, const struct rdn_opts *opts,
+                     struct rdn_conn **out);
+/*
+ * The same over a libmemcached handle made from config, the grammar of
+ * libmemcached's memcached() ("--SERVER=10.0.0.1:11211 --SERVER=...
+ * --DISTRIBUTION=consistent"); the connection owns that handle. Returns
+ * -EINVAL for a string libmemcached refuses (err, if not NULL, receives
+ * libmemcached's message, up to errlen bytes with the NUL).
+ */
+int rdn_connect_config(const char *config, const struct rdn_opts *opts,
+                       struct rdn_conn **out, char *err, size_t errlen);
+/*
+ * One server, its RDMA port given: its handshake must succeed (else the
+ * negative errno of the failure). tcp_port is its memcached port.
+ */
 int rdn_connect(const char *host, int rdn_port, int tcp_port,
                 struct rdn_conn **out);
 int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
                      const struct rdn_opts *opts, struct rdn_conn **out);
-/* Sends pending LRU reports, tears the connection down. */
+/* Sends pending LRU reports, tears the connection down (and the handle
+ * too if the connection made it). */
 void rdn_close(struct rdn_conn *c);
+
+/* The libmemcached handle of the connection, for every other command. */
+struct memcached_st *rdn_memc(const struct rdn_conn *c);
 
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,
             size_t *len, uint32_t *flags, uint64_t *cas);
@@ -60,13 +102,16 @@ struct rdn_result {
     uint32_t flags;
     uint64_t cas;
     enum rdn_source src;
-    const char *why; /* TCP: the reason (static string) */
+    const char *why; /* TCP: the reason (valid until rdn_close()) */
+    uint32_t server; /* the server libmemcached placed the key on (its
+                        position in the handle's list) */
 };
 
 /*
- * Gets n keys, up to depth of them in flight on the NIC at once; out[i]
+ * Gets n keys, up to depth of them in flight on each server's NIC at once,
+ * all servers at the same time; out[i]
  * receives key i's result (free out[i].value). Returns 0, or a negative
- * errno if nothing could be asked at all.
+ * errno if nothing could be asked at all (-ENOTCONN: no servers).
  */
 int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
              const size_t *keylens, struct rdn_result *out);
@@ -88,7 +133,24 @@ struct rdn_client_stats {
 
 void rdn_client_stats(const struct rdn_conn *c, struct rdn_client_stats *out);
 
-/* The server's id for this client ("stats rdn" lists it). */
+/* The first server's id for this client ("stats rdn" lists it). */
 uint32_t rdn_client_id(const struct rdn_conn *c);
+
+/* One server of the connection as librdn sees it. */
+struct rdn_server_info {
+    const char *host; /* valid until the next rdn_mget() or rdn_close() */
+    int tcp_port;
+    int rdn_port;    /* from its stats; 0: none (or not known yet) */
+    int nic;         /* its NIC path works now */
+    const char *why; /* !nic: why its keys go over TCP */
+    uint32_t client_id;
+    struct rdn_client_stats st;
+};
+
+/* How many servers the connection knows (as of the last rdn_mget()). */
+uint32_t rdn_server_count(const struct rdn_conn *c);
+/* Server i's state: 0, or -ERANGE. */
+int rdn_server_info(const struct rdn_conn *c, uint32_t i,
+                    struct rdn_server_info *out);
 
 #endif /* RDN_LIBRDN_CLIENT_H */
