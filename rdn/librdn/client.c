@@ -344,12 +344,16 @@ static int srv_up(struct rdn_srv *s)
     return 0;
 }
 
-/* The RDMA path failed: TCP answers until a reconnection works. */
-static void nic_lost(struct rdn_srv *s, const char *why)
+/* The RDMA path failed (rc: how, or 0): TCP answers until a reconnection
+ * works. */
+static void nic_lost(struct rdn_srv *s, const char *why, int rc)
 {
     s->nic_ok = false;
     s->nic_lost_ms = mono_ms();
-    snprintf(s->why, sizeof(s->why), "%s", why);
+    if (rc < 0)
+        snprintf(s->why, sizeof(s->why), "%s: %s", why, strerror(-rc));
+    else
+        snprintf(s->why, sizeof(s->why), "%s", why);
 }
 
 /*
@@ -806,9 +810,9 @@ static void take_hit(struct rdn_srv *s, struct job *j,
 }
 
 /* The lane's server broke: what it has not answered goes to TCP. */
-static void lane_lost(struct lane *l, const char *why)
+static void lane_lost(struct lane *l, const char *why, int rc)
 {
-    nic_lost(l->s, why);
+    nic_lost(l->s, why, rc);
     for (size_t i = 0; i < l->nq; i++)
         if (!l->q[i]->done)
             to_tcp(l->q[i], l->s->why);
@@ -846,9 +850,11 @@ static void handle_answer(struct lane *l, uint64_t n)
     case OFL_STALE:
         if (s->geo.gen_word == f->gen_word) {
             s->st.refreshes++;
-            if (refresh(s) < 0) {
+            int rc = refresh(s);
+
+            if (rc < 0) {
                 to_tcp(j, "refresh failed");
-                lane_lost(l, "refresh failed");
+                lane_lost(l, "refresh failed", rc);
                 break;
             }
         }
@@ -912,7 +918,7 @@ static bool send_some(struct lane *l)
         if (rc == -EBUSY)
             return true;
         if (rc < 0) {
-            lane_lost(l, "RDMA connection failed");
+            lane_lost(l, "RDMA send failed", rc);
             return false;
         }
     }
@@ -929,7 +935,7 @@ static bool reap_lane(struct lane *l)
     while (l->s->nic_ok && l->inflight &&
            (rc = ofl_client_poll(&l->s->nic, &n)) != 0) {
         if (rc < 0) {
-            lane_lost(l, "RDMA connection failed");
+            lane_lost(l, "RDMA answer failed", rc);
             break;
         }
         handle_answer(l, n);
@@ -951,6 +957,7 @@ static bool reap_lane(struct lane *l)
  */
 static void run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
 {
+    uint64_t blocked_since = 0;
     unsigned idle = 0;
     uint32_t turn = 0;
 
@@ -970,7 +977,7 @@ static void run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
             if (l->inflight) {
                 waiting = true;
                 if (mono_ms() - l->quiet_since > (uint64_t)timeout_ms)
-                    lane_lost(l, "RDMA answers lost");
+                    lane_lost(l, "RDMA answers lost", -ETIMEDOUT);
             }
         }
         if (!busy && !waiting)
@@ -992,7 +999,7 @@ static void run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
             turn = (turn + k + 1) % nl;
             rc = ofl_client_wait(&l->s->nic, RDN_WAIT_SLICE_MS, &n);
             if (rc < 0) {
-                lane_lost(l, "RDMA connection failed");
+                lane_lost(l, "RDMA answer failed", rc);
             } else if (rc > 0) {
                 handle_answer(l, n);
                 l->quiet_since = mono_ms();
@@ -1003,7 +1010,14 @@ static void run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
             /* Only sends not yet acknowledged block us: briefly. */
             struct timespec nap = {0, 50 * 1000};
 
+            blocked_since = blocked_since ? blocked_since : mono_ms();
+            if (mono_ms() - blocked_since > (uint64_t)timeout_ms)
+                for (uint32_t i = 0; i < nl; i++)
+                    if (lanes[i].s->nic_ok)
+                        lane_lost(&lanes[i], "RDMA sends stuck", -ETIMEDOUT);
             nanosleep(&nap, NULL);
+        } else {
+            blocked_since = 0;
         }
         idle = 0;
     }
