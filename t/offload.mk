@@ -32,3 +32,5 @@ check_PROGRAMS += t/fleet_driver
 t_fleet_driver_SOURCES = t/fleet_driver.c
 t_fleet_driver_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
 t_fleet_driver_LDADD = $(LIBRDN_LIBS)
+TESTS += t/fleet_e2e.py
+dist_check_SCRIPTS += t/fleet_e2e.py

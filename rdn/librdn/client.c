@@ -48,6 +48,7 @@ struct rdn_srv {
     struct rnic_device *dev;
     struct ofl_client nic;
     bool nic_ok;          /* false: TCP only, for now */
+    bool down;            /* its process is gone (RDN_DOWN_TCP): TCP only */
     uint64_t nic_lost_ms; /* when it failed (or a reconnection did) */
     struct rdn_geometry geo;
     uint64_t geo_ms; /* when geo.server_time was current */
@@ -366,12 +367,28 @@ static void ctl_retry(struct rdn_srv *s)
 {
     struct pollfd pfd = {.fd = s->ctl, .events = POLLIN};
     uint64_t now = mono_ms();
+    int rc;
 
     if (!s->nic_ok || now - s->ctl_check_ms < RDN_RECONNECT_MS)
         return;
     s->ctl_check_ms = now;
-    if (s->ctl < 0 || poll(&pfd, 1, 0) != 0)
-        ctl_resume(s);
+    if (!s->down && s->ctl >= 0 && poll(&pfd, 1, 0) == 0)
+        return; /* alive */
+    rc = ctl_resume(s);
+    if (rc == 0) {
+        s->down = false;
+    } else if (s->opts->while_down == RDN_DOWN_TCP) {
+        s->down = true;
+        snprintf(s->why, sizeof(s->why),
+                 "server gone (handshake connection closed, RESUME: %s)",
+                 strerror(-rc));
+    }
+}
+
+/* Its keys are asked on its NIC. */
+static bool on_nic(const struct rdn_srv *s)
+{
+    return s->nic_ok && !s->down;
 }
 
 /* Retries a server off the NIC: a failed path once per RDN_RECONNECT_MS,
@@ -477,10 +494,13 @@ static int sync_servers(struct rdn_conn *c)
     return 0;
 }
 
-static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts)
+static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts,
+                         enum rdn_down while_down)
 {
     if (opts)
         c->opts = *opts;
+    if (c->opts.while_down == RDN_DOWN_DEFAULT)
+        c->opts.while_down = while_down;
     if (!c->opts.depth)
         c->opts.depth = RDN_DEFAULT_DEPTH;
     if (!c->opts.timeout_ms)
@@ -489,7 +509,9 @@ static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts)
 
 static bool opts_ok(const struct rdn_opts *o)
 {
-    return !o || (!(o->depth & (o->depth - 1)) && o->timeout_ms >= 0);
+    return !o ||
+           (!(o->depth & (o->depth - 1)) && o->timeout_ms >= 0 &&
+            o->while_down >= RDN_DOWN_DEFAULT && o->while_down <= RDN_DOWN_NIC);
 }
 
 int rdn_connect_memc(memcached_st *mc, const struct rdn_opts *opts,
@@ -503,7 +525,7 @@ int rdn_connect_memc(memcached_st *mc, const struct rdn_opts *opts,
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    set_defaults(c, opts);
+    set_defaults(c, opts, RDN_DOWN_TCP);
     c->mc = mc;
     rc = sync_servers(c);
     if (rc < 0) {
@@ -573,7 +595,7 @@ int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    set_defaults(c, opts);
+    set_defaults(c, opts, RDN_DOWN_NIC);
     c->own_mc = true;
     c->tcp_renew = true;
     c->mc = one_server(host, tcp_port);
@@ -1154,7 +1176,7 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
     for (uint32_t i = 0; i < c->nsrv; i++) {
         struct lane *l = &m.lanes[i];
 
-        if (!l->s->nic_ok)
+        if (!on_nic(l->s))
             for (size_t k = 0; k < l->nq; k++)
                 to_tcp(l->q[k], l->s->why);
     }
@@ -1244,8 +1266,8 @@ int rdn_server_info(const struct rdn_conn *c, uint32_t i,
     *out = (struct rdn_server_info){.host = s->host,
                                     .tcp_port = s->tcp_port,
                                     .rdn_port = s->rdn_port,
-                                    .nic = s->nic_ok,
-                                    .why = s->nic_ok ? "" : s->why,
+                                    .nic = on_nic(s),
+                                    .why = on_nic(s) ? "" : s->why,
                                     .client_id = s->id,
                                     .st = s->st};
     return 0;

@@ -48,6 +48,22 @@ struct rdn_opts {
                            -EAGAIN (tests of the NIC path) */
     int search_seq;     /* ask the server's chain to search the buckets one
                            after the other (RedN-Seq; experiments only) */
+    int while_down;     /* a server whose process is gone, enum rdn_down */
+};
+
+/*
+ * When a server's process dies, its NIC still holds its table and its
+ * chains, and would go on answering (RedN's availability across a crash)
+ * until the restarted server re-attaches them. librdn sees the death (the
+ * handshake connection closed, a RESUME refused) within a second.
+ */
+enum rdn_down {
+    RDN_DOWN_DEFAULT, /* RDN_DOWN_TCP over a server list, RDN_DOWN_NIC for
+                         rdn_connect() */
+    RDN_DOWN_TCP,     /* its keys go to libmemcached, which fails them or
+                         places them on other servers as its settings say
+                         (auto eject, retry and dead timeouts) */
+    RDN_DOWN_NIC,     /* its NIC goes on answering */
 };
 
 struct memcached_st;
