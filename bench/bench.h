@@ -31,6 +31,7 @@ struct bench_opts {
     unsigned par;   /* concurrent chains for throughput runs */
     /* key-value modes (bench/bench_kv.h) */
     const char *server;  /* HOST:PORT of the memcached TCP port */
+    const char *servers; /* or a list: a libmemcached configuration string */
     int rdn_port;        /* the offload's handshake port */
     int bl_port;         /* the baselines' port (--rdn-baselines) */
     unsigned value_size; /* bytes per value */

@@ -59,7 +59,8 @@ int kv_data_open(const struct bench_ctx *c, struct kv_data *d)
 
     memset(d, 0, sizeof(*d));
     d->c = c;
-    rc = bench_kv_server(c, d->host, sizeof(d->host), &d->port);
+    rc = c->o.servers ? 0
+                      : bench_kv_server(c, d->host, sizeof(d->host), &d->port);
     if (rc < 0) {
         fprintf(stderr, "rdn-bench: --server HOST:PORT is needed\n");
         return rc;
@@ -103,15 +104,35 @@ static bool value_ok(const struct kv_data *d, unsigned i,
            (n <= 8 || memcmp(v->p + 8, d->pattern + 8, n - 8) == 0);
 }
 
+memcached_st *bench_kv_memc(const struct bench_ctx *c)
+{
+    char host[256], err[256];
+    memcached_st *mc;
+    int port;
+
+    if (c->o.servers) {
+        if (libmemcached_check_configuration(c->o.servers, strlen(c->o.servers),
+                                             err, sizeof(err)) !=
+            MEMCACHED_SUCCESS) {
+            fprintf(stderr, "rdn-bench: --servers: %s\n", err);
+            return NULL;
+        }
+        mc = memcached(c->o.servers, strlen(c->o.servers));
+    } else {
+        if (bench_kv_server(c, host, sizeof(host), &port) < 0)
+            return NULL;
+        mc = memcached_create(NULL);
+        if (mc)
+            memcached_server_add(mc, host, (in_port_t)port);
+    }
+    if (mc)
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+    return mc;
+}
+
 static memcached_st *mc_open(const struct kv_data *d)
 {
-    memcached_st *mc = memcached_create(NULL);
-
-    if (mc) {
-        memcached_server_add(mc, d->host, (in_port_t)d->port);
-        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
-    }
-    return mc;
+    return bench_kv_memc(d->c);
 }
 
 int kv_data_store(const struct kv_data *d)

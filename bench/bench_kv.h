@@ -105,5 +105,11 @@ int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys);
 /* HOST and PORT of --server; 0 or -EINVAL. */
 int bench_kv_server(const struct bench_ctx *c, char *host, size_t hostlen,
                     int *port);
+/*
+ * A libmemcached handle on --servers (the configuration string) or else
+ * --server, TCP_NODELAY set. NULL on a bad option (said on stderr).
+ * The caller frees it (memcached_free()).
+ */
+struct memcached_st *bench_kv_memc(const struct bench_ctx *c);
 
 #endif /* BENCH_BENCH_KV_H */

@@ -27,8 +27,12 @@ static int redn_connect(struct bench_ctx *c, int no_fallback, void **h)
                              c->o.timeout_ms > 0 ? c->o.timeout_ms : 0,
                          .search_seq = c->o.search_seq};
     char host[256];
-    int port, rc = bench_kv_server(c, host, sizeof(host), &port);
+    int port, rc;
 
+    if (c->o.servers) /* every server's RDMA port from its stats */
+        return rdn_connect_config(c->o.servers, &o, (struct rdn_conn **)h, NULL,
+                                  0);
+    rc = bench_kv_server(c, host, sizeof(host), &port);
     if (rc == 0 && c->o.rdn_port <= 0)
         rc = -EINVAL;
     if (rc == 0)

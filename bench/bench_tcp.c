@@ -25,17 +25,10 @@ static void tcp_timeouts(memcached_st *mc, int ms)
 
 static int tcp_open(struct bench_ctx *c, void **h)
 {
-    char host[256];
-    int port, rc = bench_kv_server(c, host, sizeof(host), &port);
-    memcached_st *mc;
+    memcached_st *mc = bench_kv_memc(c);
 
-    if (rc < 0)
-        return rc;
-    mc = memcached_create(NULL);
     if (!mc)
-        return -ENOMEM;
-    memcached_server_add(mc, host, (in_port_t)port);
-    memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+        return -EINVAL;
     if (c->o.timeout_ms > 0)
         tcp_timeouts(mc, c->o.timeout_ms);
     *h = mc;

@@ -418,6 +418,33 @@ def test_dead_port(t, servers):
     plain.stop()
 
 
+def test_cli(t, servers):
+    cli = os.path.join(mctest.TOP_BUILDDIR, "rdn", "librdn", "rdn-cli")
+    cfg = config([s.port for s, _ in servers],
+                 " --DISTRIBUTION=consistent --HASH=MD5")
+    keys = ["cli-%d" % i for i in range(30)]
+    ok = all(subprocess.run([cli, "--servers", cfg, "set", k, "v-" + k])
+             .returncode == 0 for k in keys)
+    t.check("rdn-cli --servers set", ok)
+    r = subprocess.run([cli, "--servers", cfg, "-v", "get"] + keys,
+                       capture_output=True, text=True)
+    t.eq("rdn-cli --servers get prints the values", (r.returncode, r.stdout),
+         (0, "".join("v-%s\n" % k for k in keys)))
+    used = {ln.rsplit("(", 1)[1] for ln in r.stderr.splitlines()
+            if ": nic (127.0.0.1:" in ln}
+    t.eq("-v: the NIC of each key's server answered, all servers used",
+         (r.stderr.count(": nic ("), len(used)), (len(keys), 3))
+    r = subprocess.run([cli, "--servers", cfg, "stats"], capture_output=True,
+                       text=True)
+    t.check("rdn-cli --servers stats: every server's",
+            r.returncode == 0 and r.stdout.count("server 127.0.0.1:") == 3
+            and r.stdout.count("rdn_port ") == 3, r.stdout[:200])
+    r = subprocess.run([cli, "--servers", "--SERVER=x --NOPE", "get", "k"],
+                       capture_output=True, text=True)
+    t.check("a bad configuration string: exit 2 with libmemcached's words",
+            r.returncode == 2 and "--servers" in r.stderr, r.stderr)
+
+
 def main():
     t = mctest.Tally("fleet_e2e")
     Nicd()
@@ -427,6 +454,7 @@ def main():
     t.run(test_add_remove, servers)
     t.run(test_mixed, servers)
     t.run(test_dead_port, servers)
+    t.run(test_cli, servers)
     t.run(test_kill_restart, False)
     t.run(test_kill_restart, True)
     t.finish()
