@@ -9,7 +9,8 @@ each server's NIC (t/fleet_driver).
   configuration-string constructors) are all answered by the NIC of the
   server libmemcached names, with exact values; each server's
   rdn_get_hits grows by exactly its share;
-- the same through nutcracker (twemproxy) configured for ketama;
+- the same through nutcracker (twemproxy) configured for ketama, and
+  through a handle with a namespace;
 - a server added, one removed: about 1/N of the keys move as ketama moves
   them, librdn asks the new owner (a miss there, never the old copy);
 - one of three killed: its keys fail (libmemcached's default) or, with
@@ -134,19 +135,25 @@ def check_all_nic(t, what, res, n=N):
          (n, 0, 0, n, 0))
 
 
+def read_all(t, what, f, srvs, p, v):
+    """All N keys P-i read through f on the right NICs; their placement."""
+    place = f.place(p, N)
+    before = [rdn_hits(s)[0] for s in srvs]
+    res = f.check(p, N, v)
+    check_all_nic(t, what, res)
+    nic_shares(t, what, srvs, before, place, res)
+    return place
+
+
 def test_ketama(t, servers):
     ports = [s.port for s, _ in servers]
     srvs = [s for s, _ in servers]
     # The handle constructor, libketama-compatible weighted ketama.
     f = Fleet(config(ports))
     t.eq("fill through libmemcached (ketama)", f.fill("kt", N, 1), (N, 0))
-    place = f.place("kt", N)
+    place = read_all(t, "ketama", f, srvs, "kt", 1)
     t.check("ketama spreads the keys", min(counts(place, 3)) > N // 5,
             repr(counts(place, 3)))
-    before = [rdn_hits(s)[0] for s in srvs]
-    res = f.check("kt", N, 1)
-    check_all_nic(t, "ketama", res)
-    nic_shares(t, "ketama", srvs, before, place, res)
     t.check("every server is on its NIC",
             all(s[2] and s[1] > 0 for s in f.servers()), repr(f.servers()))
     f.close()
@@ -156,11 +163,23 @@ def test_ketama(t, servers):
               ketama=False)
     t.eq("fill through libmemcached (--DISTRIBUTION=consistent)",
          f.fill("cs", N, 3), (N, 0))
-    place = f.place("cs", N)
-    before = [rdn_hits(s)[0] for s in srvs]
-    res = f.check("cs", N, 3)
-    check_all_nic(t, "consistent", res)
-    nic_shares(t, "consistent", srvs, before, place, res)
+    read_all(t, "consistent", f, srvs, "cs", 3)
+    f.close()
+
+
+def test_namespace(t, servers):
+    """A handle with a namespace: libmemcached stores "app1:KEY"; librdn
+    asks the NIC for that too (and places by it, --HASH-WITH-NAMESPACE)."""
+    srvs = [s for s, _ in servers]
+    f = Fleet(config([s.port for s in srvs],
+                     ' --NAMESPACE="app1:" --HASH-WITH-NAMESPACE'
+                     " --DISTRIBUTION=consistent --HASH=MD5"), ketama=False)
+    t.eq("namespace: fill", f.fill("ns", N, 1), (N, 0))
+    read_all(t, "namespace", f, srvs, "ns", 1)
+    f.close()
+    f = Fleet(config([s.port for s in srvs]))
+    t.eq("namespace: the keys are not there without it",
+         f.check("ns", N // 10, 1)["miss"], N // 10)
     f.close()
 
 
@@ -200,11 +219,7 @@ def test_nutcracker(t, servers):
     s.close()
     t.eq("fill through nutcracker (ketama)", stored, N)
     f = Fleet(config([x.port for x in srvs]))
-    place = f.place("nc", N)
-    before = [rdn_hits(x)[0] for x in srvs]
-    res = f.check("nc", N, 1)
-    check_all_nic(t, "nutcracker", res)
-    nic_shares(t, "nutcracker", srvs, before, place, res)
+    read_all(t, "nutcracker", f, srvs, "nc", 1)
     f.close()
     nc.terminate()
     nc.wait(5)
@@ -450,6 +465,7 @@ def main():
     Nicd()
     servers = [start_server(["-m", "64"]) for _ in range(3)]
     t.run(test_ketama, servers)
+    t.run(test_namespace, servers)
     t.run(test_nutcracker, servers)
     t.run(test_add_remove, servers)
     t.run(test_mixed, servers)
