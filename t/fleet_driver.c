@@ -4,13 +4,15 @@
  * (t/fleet_e2e.py): one connection over a libmemcached server list, driven
  * over pipes. Not a test by itself.
  *
- *   fleet_driver [-k] [-n] CONFIG
+ *   fleet_driver [-k] [-n] [-b BEHAVIOR=N]... CONFIG
  *
- * CONFIG is a libmemcached configuration string. Without -k the connection
- * is made from it (rdn_connect_config()); with -k the driver makes the
- * handle itself, switches it to libketama-compatible weighted ketama (the
- * placement of twemproxy/nutcracker, which the configuration grammar cannot
- * ask for) and connects over it (rdn_connect_memc()). -n: no TCP fallback.
+ * CONFIG is a libmemcached configuration string. Without -k or -b the
+ * connection is made from it (rdn_connect_config()); else the driver makes
+ * the handle itself, sets what the configuration grammar cannot say and
+ * connects over it (rdn_connect_memc()): -k libketama-compatible weighted
+ * ketama (the placement of twemproxy/nutcracker), -b a behavior
+ * (auto_eject, failure_limit, retry_timeout, dead_timeout). -n: no TCP
+ * fallback.
  *
  * Commands on stdin, one reply line each:
  *   fill P N V     sets P-0..P-N-1 to their version-V values through the
@@ -67,8 +69,12 @@ static void cmd_fill(struct rdn_conn *c, const char *p, long n, long v)
         int kl = snprintf(key, sizeof(key), "%s-%ld", p, i);
         size_t vl = value_of(p, i, v, val, sizeof(val));
 
-        if (memcached_set(mc, key, (size_t)kl, val, vl, 0, (uint32_t)i) ==
-            MEMCACHED_SUCCESS)
+        memcached_return_t rc = MEMCACHED_FAILURE;
+
+        /* A loaded test machine may time a SET out: it is asked again. */
+        for (int tries = 0; tries < 3 && rc != MEMCACHED_SUCCESS; tries++)
+            rc = memcached_set(mc, key, (size_t)kl, val, vl, 0, (uint32_t)i);
+        if (rc == MEMCACHED_SUCCESS)
             stored++;
         else
             failed++;
@@ -181,17 +187,43 @@ static void cmd_servers(struct rdn_conn *c)
     putchar('\n');
 }
 
-/* Connects; *own receives the handle the driver made (-k), else NULL. */
-static int connect_to(const char *config, int ketama, int no_fallback,
-                      struct rdn_conn **c, memcached_st **own)
+static const struct {
+    const char *name;
+    memcached_behavior_t b;
+} behaviors[] = {
+    {"auto_eject", MEMCACHED_BEHAVIOR_AUTO_EJECT_HOSTS},
+    {"failure_limit", MEMCACHED_BEHAVIOR_SERVER_FAILURE_LIMIT},
+    {"retry_timeout", MEMCACHED_BEHAVIOR_RETRY_TIMEOUT},
+    {"dead_timeout", MEMCACHED_BEHAVIOR_DEAD_TIMEOUT},
+};
+
+/* Sets "NAME=N" (-b) on mc: 0, or -EINVAL for an unknown name. */
+static int set_behavior(memcached_st *mc, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+
+    for (size_t i = 0; eq && i < sizeof(behaviors) / sizeof(behaviors[0]); i++)
+        if (strlen(behaviors[i].name) == (size_t)(eq - arg) &&
+            strncmp(arg, behaviors[i].name, (size_t)(eq - arg)) == 0)
+            return memcached_behavior_set(mc, behaviors[i].b,
+                                          strtoull(eq + 1, NULL, 10)) ==
+                           MEMCACHED_SUCCESS
+                       ? 0
+                       : -EINVAL;
+    return -EINVAL;
+}
+
+/* Connects; *own receives the handle the driver made (-k, -b), else NULL. */
+static int connect_to(const char *config, int ketama, char **bs, int nb,
+                      int no_fallback, struct rdn_conn **c, memcached_st **own)
 {
     struct rdn_opts o = {.no_fallback = no_fallback};
     char err[256] = "";
     memcached_st *mc;
-    int rc;
+    int rc = 0;
 
     *own = NULL;
-    if (!ketama) {
+    if (!ketama && !nb) {
         rc = rdn_connect_config(config, &o, c, err, sizeof(err));
         if (rc < 0)
             fprintf(stderr, "fleet_driver: %s: %s\n", config, err);
@@ -200,8 +232,12 @@ static int connect_to(const char *config, int ketama, int no_fallback,
     mc = memcached(config, strlen(config));
     if (!mc)
         return -EINVAL;
-    memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
-    rc = rdn_connect_memc(mc, &o, c);
+    if (ketama)
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+    for (int i = 0; i < nb && rc == 0; i++)
+        rc = set_behavior(mc, bs[i]);
+    if (rc == 0)
+        rc = rdn_connect_memc(mc, &o, c);
     if (rc < 0)
         memcached_free(mc);
     else
@@ -211,7 +247,8 @@ static int connect_to(const char *config, int ketama, int no_fallback,
 
 int main(int argc, char **argv)
 {
-    int ketama = 0, no_fallback = 0, a = 1, rc;
+    int ketama = 0, no_fallback = 0, a = 1, rc, nb = 0;
+    char *bs[8];
     struct rdn_conn *c;
     memcached_st *own;
     char line[1024];
@@ -219,12 +256,15 @@ int main(int argc, char **argv)
     for (; a < argc && argv[a][0] == '-' && argv[a][1] != '-'; a++) {
         ketama |= strcmp(argv[a], "-k") == 0;
         no_fallback |= strcmp(argv[a], "-n") == 0;
+        if (strcmp(argv[a], "-b") == 0 && a + 1 < argc && nb < 8)
+            bs[nb++] = argv[++a];
     }
     if (a != argc - 1) {
-        fprintf(stderr, "usage: fleet_driver [-k] [-n] CONFIG\n");
+        fprintf(stderr,
+                "usage: fleet_driver [-k] [-n] [-b BEHAVIOR=N]... CONFIG\n");
         return 2;
     }
-    rc = connect_to(argv[a], ketama, no_fallback, &c, &own);
+    rc = connect_to(argv[a], ketama, bs, nb, no_fallback, &c, &own);
     if (rc < 0) {
         fprintf(stderr, "fleet_driver: connect: %s\n", strerror(-rc));
         return 1;

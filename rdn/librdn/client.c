@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libmemcached/memcached.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -27,21 +28,24 @@
 
 #define RDN_DEFAULT_DEPTH   8
 #define RDN_DEFAULT_TIMEOUT 5000
-#define RDN_MAX_TRIES       4     /* NIC attempts per key (torn, stale) */
-#define RDN_HITS_EVERY_MS   1000  /* LRU reports at least this often */
-#define RDN_RECONNECT_MS    1000  /* a broken RDMA path is retried after */
-#define RDN_REPROBE_MS      10000 /* a server without --rdn-port: asked again */
-#define RDN_SPIN_ROUNDS     256   /* polls of all servers before sleeping */
-#define RDN_WAIT_SLICE_MS   1     /* one sleep on one server's answers */
+#define RDN_MAX_TRIES       4    /* NIC attempts per key (torn, stale) */
+#define RDN_HITS_EVERY_MS   1000 /* LRU reports at least this often */
+#define RDN_RECONNECT_MS    1000 /* a broken RDMA path is retried after, */
+#define RDN_REPROBE_MS                                                         \
+    10000                     /* doubling up to this while it fails; a         \
+                                 server without --rdn-port: asked again */
+#define RDN_SPIN_ROUNDS   256 /* polls of all servers before sleeping */
+#define RDN_WAIT_SLICE_MS 1   /* one sleep on one server's answers */
 
 /* One server of the list and its NIC path. */
 struct rdn_srv {
     char host[256];
     int tcp_port;
-    int rdn_port;    /* from its stats (or the caller); 0: none */
-    bool fixed_port; /* given by the caller: its stats are not asked */
-    bool was_up;     /* its NIC path worked once (a retry reconnects) */
-    char why[160];   /* why its keys go over TCP (while !nic_ok) */
+    int rdn_port;      /* from its stats (or the caller); 0: none */
+    bool fixed_port;   /* given by the caller: its stats are not asked */
+    bool was_up;       /* its NIC path worked once (a retry reconnects) */
+    uint32_t retry_ms; /* wait before the next nic_retry() */
+    char why[160];     /* why its keys go over TCP (while !nic_ok) */
     const struct rdn_opts *opts; /* the connection's */
     int ctl;                     /* the handshake connection */
     uint64_t ctl_check_ms;       /* when ctl_retry() last looked at it */
@@ -81,7 +85,32 @@ static uint64_t mono_ms(void)
 
 /* ---- the handshake ---------------------------------------------------- */
 
-static int tcp_connect(const char *host, int port)
+/* connect() within timeout_ms: 0 or -errno (-ETIMEDOUT). */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len,
+                          int timeout_ms)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    int fl = fcntl(fd, F_GETFL), err = 0;
+    socklen_t elen = sizeof(err);
+
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return -errno;
+    if (connect(fd, sa, len) < 0) {
+        if (errno != EINPROGRESS)
+            return -errno;
+        if (poll(&pfd, 1, timeout_ms) <= 0)
+            return -ETIMEDOUT;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+            return -errno;
+        if (err)
+            return -err;
+    }
+    return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+}
+
+/* A TCP connection to host:port within timeout_ms (a server on a host
+ * that is down must not hold GETs up for the kernel's minutes). */
+static int tcp_connect(const char *host, int port, int timeout_ms)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM};
@@ -93,15 +122,18 @@ static int tcp_connect(const char *host, int port)
     if (getaddrinfo(host, svc, &hints, &res) != 0)
         return -EHOSTUNREACH;
     for (ai = res; ai; ai = ai->ai_next) {
+        int rc;
+
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
         if (fd < 0) {
             fd = -errno;
             continue;
         }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+        rc = connect_within(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms);
+        if (rc == 0)
             break;
         close(fd);
-        fd = -errno;
+        fd = rc;
     }
     freeaddrinfo(res);
     if (fd >= 0)
@@ -165,7 +197,7 @@ static int ask_geometry(struct rdn_srv *s, uint16_t msg, const void *payload,
 static int ctl_resume(struct rdn_srv *s)
 {
     struct rdn_resume r = {.token = s->token, .client_id = s->id};
-    int fd = tcp_connect(s->host, s->rdn_port), rc;
+    int fd = tcp_connect(s->host, s->rdn_port, s->opts->timeout_ms), rc;
 
     if (fd < 0)
         return fd;
@@ -240,7 +272,7 @@ static int nic_up(struct rdn_srv *s)
 {
     int rc;
 
-    s->ctl = tcp_connect(s->host, s->rdn_port);
+    s->ctl = tcp_connect(s->host, s->rdn_port, s->opts->timeout_ms);
     rc = s->ctl < 0 ? s->ctl : 0;
     if (rc == 0)
         rc = refresh(s);
@@ -253,28 +285,56 @@ static int nic_up(struct rdn_srv *s)
 
 /* ---- finding a server's RDMA port ------------------------------------- */
 
-/* Reads one line ending in "\r\n" (without it) within the deadline. */
-static int read_line(int fd, uint64_t deadline, char *line, size_t cap)
+/* A reader of "\r\n"-ended lines on a socket. */
+struct lines {
+    int fd;
+    uint64_t deadline;
+    char buf[4096];
+    size_t len, off;
+};
+
+/* More bytes within the deadline: 0 or -errno. */
+static int lines_fill(struct lines *r)
+{
+    struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+    uint64_t now = mono_ms();
+    ssize_t got;
+
+    if (now >= r->deadline || poll(&pfd, 1, (int)(r->deadline - now)) <= 0)
+        return -ETIMEDOUT;
+    got = read(r->fd, r->buf, sizeof(r->buf));
+    if (got <= 0)
+        return got < 0 ? -errno : -ECONNRESET;
+    r->len = (size_t)got;
+    r->off = 0;
+    return 0;
+}
+
+/* The next line (without "\r\n", cut to cap - 1 bytes) within the
+ * deadline: 0 or -errno. */
+static int next_line(struct lines *r, char *line, size_t cap)
 {
     size_t n = 0;
+    char prev = 0;
+    int rc;
 
     for (;;) {
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        uint64_t now = mono_ms();
-        char ch;
-        ssize_t r;
+        while (r->off < r->len) {
+            char ch = r->buf[r->off++];
 
-        if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) <= 0)
-            return -ETIMEDOUT;
-        r = read(fd, &ch, 1);
-        if (r <= 0)
-            return r < 0 ? -errno : -ECONNRESET;
-        if (ch == '\n' && n && line[n - 1] == '\r') {
-            line[n - 1] = '\0';
-            return 0;
+            if (ch == '\n' && prev == '\r') {
+                if (n && line[n - 1] == '\r')
+                    n--;
+                line[n] = '\0';
+                return 0;
+            }
+            if (n + 1 < cap)
+                line[n++] = ch;
+            prev = ch;
         }
-        if (n + 1 < cap)
-            line[n++] = ch;
+        rc = lines_fill(r);
+        if (rc < 0)
+            return rc;
     }
 }
 
@@ -287,14 +347,16 @@ static int read_line(int fd, uint64_t deadline, char *line, size_t cap)
 static int probe(struct rdn_srv *s)
 {
     static const char cmd[] = "stats rdn\r\n";
-    uint64_t deadline = mono_ms() + (uint64_t)s->opts->timeout_ms;
-    int fd = tcp_connect(s->host, s->tcp_port), rc, port = 0;
+    struct lines r = {
+        .fd = tcp_connect(s->host, s->tcp_port, s->opts->timeout_ms),
+        .deadline = mono_ms() + (uint64_t)s->opts->timeout_ms};
+    int fd = r.fd, rc, port = 0;
     char line[512];
 
     if (fd < 0)
         return fd;
     rc = write(fd, cmd, sizeof(cmd) - 1) == (ssize_t)sizeof(cmd) - 1 ? 0 : -EIO;
-    while (rc == 0 && (rc = read_line(fd, deadline, line, sizeof(line))) == 0) {
+    while (rc == 0 && (rc = next_line(&r, line, sizeof(line))) == 0) {
         if (strcmp(line, "END") == 0)
             break;
         if (strncmp(line, "STAT ", 5) != 0) {
@@ -342,6 +404,8 @@ static int srv_up(struct rdn_srv *s)
     }
     s->nic_ok = true;
     s->was_up = true;
+    s->down = false;
+    s->retry_ms = RDN_RECONNECT_MS;
     return 0;
 }
 
@@ -351,6 +415,7 @@ static void nic_lost(struct rdn_srv *s, const char *why, int rc)
 {
     s->nic_ok = false;
     s->nic_lost_ms = mono_ms();
+    s->retry_ms = RDN_RECONNECT_MS;
     if (rc < 0)
         snprintf(s->why, sizeof(s->why), "%s: %s", why, strerror(-rc));
     else
@@ -359,9 +424,10 @@ static void nic_lost(struct rdn_srv *s, const char *why, int rc)
 
 /*
  * The server never speaks first on the handshake connection: anything to
- * read there is its end (the server died). While the NIC path works (a
- * restarted server re-attached our chain), the connection is resumed, so
- * LRU reports reach the server again. At most once per RDN_RECONNECT_MS.
+ * read there is its end (the server died). While the NIC path works, the
+ * connection is resumed on a restarted server that re-attached our chain,
+ * so LRU reports reach it again; until then, with RDN_DOWN_TCP, the server
+ * is down (its keys go to libmemcached). At most once per RDN_RECONNECT_MS.
  */
 static void ctl_retry(struct rdn_srv *s)
 {
@@ -391,22 +457,37 @@ static bool on_nic(const struct rdn_srv *s)
     return s->nic_ok && !s->down;
 }
 
-/* Retries a server off the NIC: a failed path once per RDN_RECONNECT_MS,
- * a server without --rdn-port once per RDN_REPROBE_MS. */
+/*
+ * srv_up() failed: the next try RDN_RECONNECT_MS after a failure, twice as
+ * long after each failed retry up to RDN_REPROBE_MS (a server that is down
+ * costs the GETs little); a server without --rdn-port every RDN_REPROBE_MS.
+ */
+static void srv_failed(struct rdn_srv *s, bool first)
+{
+    s->nic_lost_ms = mono_ms();
+    if (s->rdn_port == 0 && !s->fixed_port)
+        s->retry_ms = RDN_REPROBE_MS;
+    else if (first)
+        s->retry_ms = RDN_RECONNECT_MS;
+    else if (s->retry_ms < RDN_REPROBE_MS / 2)
+        s->retry_ms *= 2;
+    else
+        s->retry_ms = RDN_REPROBE_MS;
+}
+
+/* Retries a server off the NIC when its time has come (srv_failed()). */
 static void nic_retry(struct rdn_srv *s)
 {
-    uint64_t every =
-        s->was_up || s->rdn_port ? RDN_RECONNECT_MS : RDN_REPROBE_MS;
     bool was_up = s->was_up;
 
-    if (s->nic_ok || mono_ms() - s->nic_lost_ms < every)
+    if (s->nic_ok || mono_ms() - s->nic_lost_ms < s->retry_ms)
         return;
     nic_down(s);
     if (srv_up(s) == 0) {
         if (was_up)
             s->st.reconnects++;
     } else {
-        s->nic_lost_ms = mono_ms();
+        srv_failed(s, false);
     }
 }
 
@@ -435,6 +516,7 @@ static struct rdn_srv *srv_new(const struct rdn_conn *c, const char *host,
     s->tcp_port = tcp_port;
     s->opts = &c->opts;
     s->ctl = -1;
+    s->retry_ms = RDN_RECONNECT_MS;
     ofl_hits_reset(&s->hits);
     return s;
 }
@@ -483,7 +565,7 @@ static int sync_servers(struct rdn_conn *c)
                 return -ENOMEM;
             }
             if (srv_up(ns[i]) < 0)
-                ns[i]->nic_lost_ms = mono_ms();
+                srv_failed(ns[i], true);
         }
     }
     for (uint32_t j = 0; j < c->nsrv; j++)
