@@ -23,6 +23,8 @@ enum kv_placement {
     KV_PLACE_FULL,   /* their first, which is full */
 };
 
+#define KV_BATCH_MAX 64 /* rdn-bench --batch */
+
 struct bench_opts {
     const char *device; /* rnic device name (default softnic-inproc) */
     const char *model;  /* timing preset: fast or cx5 */
@@ -37,6 +39,7 @@ struct bench_opts {
     unsigned value_size; /* bytes per value */
     unsigned keys;       /* distinct keys read */
     unsigned clients;    /* measuring client threads */
+    unsigned batch;      /* keys per multi-get (1: single GETs) */
     unsigned writers;    /* closed-loop SET threads meanwhile */
     int client_cpu;      /* pin measuring clients there (-1: no) */
     int writer_cpu;      /* pin writers there (-1: no) */

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "bench/bench_kv.h"
@@ -72,15 +73,45 @@ static int nic_only_get(void *h, unsigned idx, const char *key, size_t nkey,
     return rc == 0 && !v->nic ? -EPROTO : rc;
 }
 
+/* One rdn_mget(): every key's server's NIC at once. */
+static int mget(void *h, unsigned n, const char *const *keys,
+                const size_t *lens, struct kv_val *v, int *rcs, bool nic_only)
+{
+    struct rdn_result res[KV_BATCH_MAX];
+    int rc = n > KV_BATCH_MAX ? -EINVAL : rdn_mget(h, n, keys, lens, res);
+
+    for (unsigned i = 0; rc == 0 && i < n; i++) {
+        v[i] = (struct kv_val){.p = res[i].value,
+                               .len = res[i].len,
+                               .owned = res[i].value,
+                               .nic = res[i].src == RDN_SRC_NIC};
+        rcs[i] = nic_only && res[i].status == 0 && !v[i].nic ? -EPROTO
+                                                             : res[i].status;
+    }
+    return rc;
+}
+
+static int app_mget(void *h, unsigned n, const char *const *keys,
+                    const size_t *lens, struct kv_val *v, int *rcs)
+{
+    return mget(h, n, keys, lens, v, rcs, false);
+}
+
+static int nic_only_mget(void *h, unsigned n, const char *const *keys,
+                         const size_t *lens, struct kv_val *v, int *rcs)
+{
+    return mget(h, n, keys, lens, v, rcs, true);
+}
+
 static void redn_close(void *h)
 {
     rdn_close(h);
 }
 
 const struct kv_sys kv_sys_redn = {nic_only_open, NULL, nic_only_get,
-                                   redn_close, true};
-const struct kv_sys kv_sys_redn_app = {app_open, NULL, app_get, redn_close,
-                                       true};
+                                   redn_close,    true, nic_only_mget};
+const struct kv_sys kv_sys_redn_app = {app_open,   NULL, app_get,
+                                       redn_close, true, app_mget};
 
 int bench_redn(struct bench_ctx *c)
 {

@@ -72,6 +72,9 @@ static void usage(FILE *f)
         "  --keys N             distinct keys (default 100)\n"
         "  --clients N          measuring threads, one connection each\n"
         "                       (default 1)\n"
+        "  --batch N            multi-gets of N keys (tcp, redn,\n"
+        "                       redn-app; 1..64, default 1): one sample\n"
+        "                       per multi-get, N GETs counted\n"
         "  --writers N          closed-loop SET threads meanwhile\n"
         "  --client-cpu N, --writer-cpu N   pin them to a CPU\n"
         "  --rt                 measuring threads at SCHED_FIFO (if\n"
@@ -127,6 +130,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         {"value-size", required_argument, NULL, 'v'},
         {"keys", required_argument, NULL, 'k'},
         {"clients", required_argument, NULL, 'c'},
+        {"batch", required_argument, NULL, 'b'},
         {"writers", required_argument, NULL, 'w'},
         {"client-cpu", required_argument, NULL, 'C'},
         {"writer-cpu", required_argument, NULL, 'W'},
@@ -181,6 +185,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         case 'c':
             o->clients = (unsigned)strtoul(optarg, NULL, 0);
             break;
+        case 'b':
+            o->batch = (unsigned)strtoul(optarg, NULL, 0);
+            break;
         case 'w':
             o->writers = (unsigned)strtoul(optarg, NULL, 0);
             break;
@@ -227,7 +234,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
     if (optind != argc || o->iters == 0 || o->par == 0 || o->par > 64 ||
         o->keys == 0 || o->clients == 0 || o->clients > 64 || o->writers > 64 ||
         o->value_size > 1024 * 1024 || o->secs < 0 || o->timeout_ms < 0 ||
-        (o->servers && o->placement != KV_PLACE_FIRST))
+        (o->servers && o->placement != KV_PLACE_FIRST) || o->batch == 0 ||
+        o->batch > KV_BATCH_MAX)
         return -1;
     return 0;
 }
@@ -241,6 +249,7 @@ int main(int argc, char **argv)
                                 .value_size = 64,
                                 .keys = 100,
                                 .clients = 1,
+                                .batch = 1,
                                 .client_cpu = -1,
                                 .writer_cpu = -1}};
     struct rnic_open_opts oo = {0};

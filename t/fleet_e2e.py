@@ -37,6 +37,10 @@ from offload_env import (Nicd, RestartableServer, _procs,  # noqa: E402
 
 DRIVER = os.path.join(mctest.TOP_BUILDDIR, "t", "fleet_driver")
 N = 10000
+# A table big enough for every test's keys: a table growing while GETs run
+# sends its misses to TCP (not final), which is right but not what these
+# tests look at.
+SERVER_ARGS = ["-m", "64", "-o", "hashpower=16"]
 
 
 def value_of(p, i, v):
@@ -151,9 +155,9 @@ def nic_shares(t, what, servers, before, place, res):
 
 
 def check_all_nic(t, what, res, n=N):
-    t.eq("%s: all found, exact, on the NIC of libmemcached's server" % what,
-         (res["hit"], res["wrong"], res["err"], res["nic"], res["misplaced"]),
-         (n, 0, 0, n, 0))
+    t.check("%s: all found, exact, on the NIC of libmemcached's server" %
+            what, (res["hit"], res["wrong"], res["err"], res["nic"],
+                   res["misplaced"]) == (n, 0, 0, n, 0), repr(res))
 
 
 def read_all(t, what, f, srvs, p, v):
@@ -256,7 +260,7 @@ def test_add_remove(t, servers):
     f = Fleet(config(ports))
     t.eq("fill", f.fill("mv", N, 1), (N, 0))
     place3 = f.place("mv", N)
-    new, _ = start_server()
+    new, _ = start_server(SERVER_ARGS)
     t.eq("server added to the handle",
          f.ask("add 127.0.0.1 %d" % new.port), "OK")
     place4 = f.place("mv", N)
@@ -267,9 +271,10 @@ def test_add_remove(t, servers):
             all(place4[i] == 3 for i in mv))
     b_new = rdn_hits(new)
     res = f.check("mv", N, 1)
-    t.eq("added: the others found, the moved ones miss on the new NIC",
-         (res["hit"], res["miss"], res["wrong"], res["err"], res["nic"],
-          res["misplaced"]), (N - len(mv), len(mv), 0, 0, N, 0))
+    t.check("added: the others found, the moved ones miss on the new NIC",
+            (res["hit"], res["miss"], res["wrong"], res["err"], res["nic"],
+             res["misplaced"]) == (N - len(mv), len(mv), 0, 0, N, 0),
+            repr(res))
     t.eq("the new server's NIC answered the moved keys",
          sum(answered(new, b_new, len(mv))), len(mv))
     t.eq("fill v2 (the moved keys go to the new server)", f.fill("mv", N, 2),
@@ -289,9 +294,9 @@ def test_add_remove(t, servers):
     t.check("ketama moved only the removed server's keys",
             all(place4[i] == 1 for i in mv))
     res = f.check("mv", N, 2)
-    t.eq("removed: its keys miss on their new owners' NICs, the others hit",
-         (res["hit"], res["miss"], res["wrong"], res["err"], res["nic"]),
-         (N - len(mv), len(mv), 0, 0, N))
+    t.check("removed: its keys miss on their new owners' NICs, the others "
+            "hit", (res["hit"], res["miss"], res["wrong"], res["err"],
+                    res["nic"]) == (N - len(mv), len(mv), 0, 0, N), repr(res))
     f.close()
     new.stop()
 
@@ -308,7 +313,7 @@ def wait_for(fn, secs):
 
 def test_kill_restart(t, auto_eject):
     what = "auto eject" if auto_eject else "default settings"
-    srvs = [RestartableServer(["-m", "64"]) for _ in range(3)]
+    srvs = [RestartableServer(SERVER_ARGS) for _ in range(3)]
     for s in srvs:
         t.check("%s: server started" % what, s.start())
     # Auto eject after 2 failures, the server retried 3 s after that.
@@ -484,7 +489,7 @@ def test_cli(t, servers):
 def main():
     t = mctest.Tally("fleet_e2e")
     Nicd()
-    servers = [start_server(["-m", "64"]) for _ in range(3)]
+    servers = [start_server(SERVER_ARGS) for _ in range(3)]
     t.run(test_ketama, servers)
     t.run(test_namespace, servers)
     t.run(test_nutcracker, servers)
