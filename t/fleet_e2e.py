@@ -8,7 +8,7 @@ each server's NIC (t/fleet_driver).
 - 10,000 keys stored through libmemcached (ketama; the handle and the
   configuration-string constructors) are all answered by the NIC of the
   server libmemcached names, with exact values; each server's
-  rdn_get_hits grows by exactly its share;
+  rdn_get_hits grows by exactly its share; weights are followed;
 - the same through nutcracker (twemproxy) configured for ketama, and
   through a handle with a namespace;
 - a server added, one removed: about 1/N of the keys move as ketama moves
@@ -129,11 +129,11 @@ def counts(place, nsrv):
 
 def answered(srv, before, want):
     """(hits, misses) srv's NIC answered since before, once they add up to
-    want or after 5 s. The server counts a GET its NIC answered when its
+    want or after 15 s. The server counts a GET its NIC answered when its
     watch thread gets to the recycled answer, and splits hits from misses
     off that answer's WQE, which the chain may have reused a lap (128 GETs)
     later: the count is waited for, the split is exact but for a lap."""
-    deadline = time.time() + 5
+    deadline = time.time() + 15
     while True:
         h, m = rdn_hits(srv)
         h, m = h - before[0], m - before[1]
@@ -189,6 +189,21 @@ def test_ketama(t, servers):
     t.eq("fill through libmemcached (--DISTRIBUTION=consistent)",
          f.fill("cs", N, 3), (N, 0))
     read_all(t, "consistent", f, srvs, "cs", 3)
+    f.close()
+
+
+def test_weights(t, servers):
+    """Weights of the configuration string (weighted ketama): the third
+    server, weight 2, gets about half of the keys, all read on its NIC."""
+    srvs = [s for s, _ in servers]
+    cfg = " ".join("--SERVER=127.0.0.1:%d/?%d" % (s.port, w)
+                   for s, w in zip(srvs, (1, 1, 2)))
+    f = Fleet(cfg)
+    t.eq("weights: fill", f.fill("wt", N, 1), (N, 0))
+    share = counts(read_all(t, "weights", f, srvs, "wt", 1), 3)
+    t.check("weights: the weight-2 server has about half of the keys",
+            0.4 < share[2] / N < 0.6 and 0.15 < share[0] / N < 0.35,
+            repr(share))
     f.close()
 
 
@@ -491,6 +506,7 @@ def main():
     Nicd()
     servers = [start_server(SERVER_ARGS) for _ in range(3)]
     t.run(test_ketama, servers)
+    t.run(test_weights, servers)
     t.run(test_namespace, servers)
     t.run(test_nutcracker, servers)
     t.run(test_add_remove, servers)
