@@ -682,7 +682,12 @@ int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
     c->tcp_renew = true;
     c->mc = one_server(host, tcp_port);
     c->srv = calloc(1, sizeof(*c->srv));
-    s = c->srv && c->mc ? srv_new(c, host, tcp_port) : NULL;
+    /* The port as libmemcached has it (0 is its default port). */
+    s = c->srv && c->mc
+            ? srv_new(c, host,
+                      memcached_server_port(
+                          memcached_server_instance_by_position(c->mc, 0)))
+            : NULL;
     if (!s) {
         rdn_close(c);
         return -ENOMEM;
@@ -805,22 +810,9 @@ static memcached_return_t tcp_mget(struct rdn_conn *c, const char *key,
     return rc;
 }
 
-static int tcp_get(struct rdn_conn *c, struct rdn_srv *s, const char *key,
-                   size_t nkey, struct rdn_result *r)
+/* A value libmemcached fetched, into r. */
+static void take_result(struct rdn_result *r, const memcached_result_st *res)
 {
-    memcached_return_t rc = tcp_mget(c, key, nkey);
-    memcached_result_st *res;
-
-    if (s)
-        s->st.tcp_gets++;
-    r->src = RDN_SRC_TCP;
-    if (rc != MEMCACHED_SUCCESS)
-        return r->status = -EIO;
-    res = memcached_fetch_result(c->mc, NULL, &rc);
-    if (!res)
-        return r->status = (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND)
-                               ? -ENOENT
-                               : -EIO;
     r->len = memcached_result_length(res);
     r->value = malloc(r->len + 1);
     if (r->value) {
@@ -829,11 +821,29 @@ static int tcp_get(struct rdn_conn *c, struct rdn_srv *s, const char *key,
     }
     r->flags = memcached_result_flags(res);
     r->cas = memcached_result_cas(res);
+    r->status = r->value ? 0 : -ENOMEM;
+}
+
+static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
+                   struct rdn_result *r)
+{
+    memcached_return_t rc = tcp_mget(c, key, nkey);
+    memcached_result_st *res;
+
+    r->src = RDN_SRC_TCP;
+    if (rc != MEMCACHED_SUCCESS)
+        return r->status = -EIO;
+    res = memcached_fetch_result(c->mc, NULL, &rc);
+    if (!res)
+        return r->status = (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND)
+                               ? -ENOENT
+                               : -EIO;
+    take_result(r, res);
     memcached_result_free(res);
     /* Read up to END so the connection stays in step. */
     while ((res = memcached_fetch_result(c->mc, NULL, &rc)))
         memcached_result_free(res);
-    return r->status = r->value ? 0 : -ENOMEM;
+    return r->status;
 }
 
 /* ---- the NIC pipeline ------------------------------------------------- */
@@ -1231,6 +1241,114 @@ static int mget_plan(struct rdn_conn *c, struct mget *m, size_t n,
     return 0;
 }
 
+/* A key for TCP, ordered by name (tcp_many() finds a reply's jobs). */
+struct tcp_key {
+    struct job *job;
+    bool answered;
+};
+
+static int key_cmp(const char *a, size_t na, const char *b, size_t nb)
+{
+    int d = memcmp(a, b, na < nb ? na : nb);
+
+    return d ? d : (na > nb) - (na < nb);
+}
+
+static int tcp_key_cmp(const void *a, const void *b)
+{
+    const struct job *x = ((const struct tcp_key *)a)->job;
+    const struct job *y = ((const struct tcp_key *)b)->job;
+
+    return key_cmp(x->key, x->nkey, y->key, y->nkey);
+}
+
+/*
+ * The keys for TCP in one libmemcached multi-get (every server at once);
+ * returns how many it settled. A key it leaves (its server failed, or the
+ * multi-get could not be made) is asked alone, so its result says how it
+ * failed. The replies' keys are the application's (libmemcached strips
+ * the namespace).
+ */
+static size_t tcp_many(struct rdn_conn *c, struct tcp_key *tk, size_t k)
+{
+    const char **keys = malloc(k * sizeof(*keys));
+    size_t *lens = malloc(k * sizeof(*lens)), settled = 0;
+    memcached_return_t rc = MEMCACHED_FAILURE, frc;
+    memcached_result_st *res;
+
+    if (keys && lens) {
+        qsort(tk, k, sizeof(*tk), tcp_key_cmp);
+        for (size_t i = 0; i < k; i++) {
+            keys[i] = tk[i].job->key;
+            lens[i] = tk[i].job->nkey;
+        }
+        rc = memcached_mget(c->mc, keys, lens, k);
+    }
+    free(keys);
+    free(lens);
+    if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_SOME_ERRORS)
+        return 0;
+    while ((res = memcached_fetch_result(c->mc, NULL, &frc))) {
+        const char *rk = memcached_result_key_value(res);
+        size_t nrk = memcached_result_key_length(res), lo = 0, hi = k;
+
+        while (lo < hi) { /* the first job of that key */
+            size_t mid = lo + (hi - lo) / 2;
+
+            if (key_cmp(tk[mid].job->key, tk[mid].job->nkey, rk, nrk) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < k && !key_cmp(tk[lo].job->key, tk[lo].job->nkey, rk, nrk);
+             lo++)
+            if (!tk[lo].answered) {
+                take_result(tk[lo].job->res, res);
+                tk[lo].answered = true;
+                settled++;
+            }
+        memcached_result_free(res);
+    }
+    /* Everything asked and read: the keys with no reply are not there. */
+    if (rc == MEMCACHED_SUCCESS && frc == MEMCACHED_END)
+        for (size_t i = 0; i < k; i++)
+            if (!tk[i].answered) {
+                tk[i].job->res->status = -ENOENT;
+                tk[i].answered = true;
+                settled++;
+            }
+    return settled;
+}
+
+/* What the NIC did not answer, over TCP through the handle. */
+static void mget_tcp(struct rdn_conn *c, struct mget *m, size_t n)
+{
+    struct tcp_key *tk = calloc(n ? n : 1, sizeof(*tk));
+    size_t k = 0;
+
+    for (size_t i = 0; tk && i < n; i++)
+        if (m->jobs[i].tcp) {
+            m->jobs[i].res->src = RDN_SRC_TCP;
+            tk[k++].job = &m->jobs[i];
+        }
+    if (tk && k > 1 && !c->tcp_renew)
+        tcp_many(c, tk, k);
+    for (size_t i = 0; i < n; i++) {
+        struct job *j = &m->jobs[i];
+
+        if (j->tcp)
+            c->srv[j->res->server]->st.tcp_gets++;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (!tk[i].answered)
+            tcp_get(c, tk[i].job->key, tk[i].job->nkey, tk[i].job->res);
+    if (!tk) /* no room to sort them: one at a time */
+        for (size_t i = 0; i < n; i++)
+            if (m->jobs[i].tcp)
+                tcp_get(c, m->jobs[i].key, m->jobs[i].nkey, m->jobs[i].res);
+    free(tk);
+}
+
 int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
              const size_t *keylens, struct rdn_result *out)
 {
@@ -1263,15 +1381,12 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
                 to_tcp(l->q[k], l->s->why);
     }
     run_nic(m.lanes, c->nsrv, c->opts.timeout_ms);
-    for (size_t i = 0; i < n; i++) {
-        struct job *j = &m.jobs[i];
-
-        if (!j->tcp)
-            continue;
-        if (c->opts.no_fallback)
-            out[i].status = -EAGAIN;
-        else
-            tcp_get(c, c->srv[out[i].server], j->key, j->nkey, &out[i]);
+    if (c->opts.no_fallback) {
+        for (size_t i = 0; i < n; i++)
+            if (m.jobs[i].tcp)
+                out[i].status = -EAGAIN;
+    } else {
+        mget_tcp(c, &m, n);
     }
     mget_free(&m);
     return 0;

@@ -100,7 +100,10 @@ int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
  * too if the connection made it). */
 void rdn_close(struct rdn_conn *c);
 
-/* The libmemcached handle of the connection, for every other command. */
+/* The libmemcached handle of the connection, for every other command.
+ * rdn_connect()'s own handle is replaced after a failure of its server (so
+ * that the TCP path needs no retry timeout to see it back): ask for it
+ * again rather than keeping it. */
 struct memcached_st *rdn_memc(const struct rdn_conn *c);
 
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,
@@ -118,21 +121,24 @@ struct rdn_result {
     uint32_t flags;
     uint64_t cas;
     enum rdn_source src;
-    const char *why; /* TCP: the reason (valid until rdn_close()) */
+    const char *why; /* TCP: the reason (valid until the connection's next
+                        call) */
     uint32_t server; /* the server libmemcached placed the key on (its
                         position in the handle's list) */
 };
 
 /*
- * Gets n keys, up to depth of them in flight on each server's NIC at once,
- * all servers at the same time; out[i]
- * receives key i's result (free out[i].value). Returns 0, or a negative
- * errno if nothing could be asked at all (-ENOTCONN: no servers).
+ * Gets n keys, up to depth of them in flight on each server's NIC, on all
+ * their servers at once; what the NICs did not answer goes to libmemcached
+ * in one multi-get. out[i] receives key i's result (free out[i].value).
+ * Returns 0, or a negative errno if nothing could be asked at all
+ * (-ENOTCONN: the handle has no servers).
  */
 int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
              const size_t *keylens, struct rdn_result *out);
 
-/* What answered the last rdn_get(), and why TCP when it did. */
+/* What answered the last rdn_get(), and why TCP when it did (valid until
+ * the connection's next call). */
 enum rdn_source rdn_last_source(const struct rdn_conn *c);
 const char *rdn_last_reason(const struct rdn_conn *c);
 
