@@ -503,7 +503,10 @@ def test_cli(t, servers):
 
 def main():
     t = mctest.Tally("fleet_e2e")
-    Nicd()
+    # One engine thread for every server and client: on a loaded machine
+    # rdn-nicd --threads 2 now and then loses a new connection's answers
+    # (librdn then reads over TCP, right but not what is checked here).
+    Nicd(threads=1)
     servers = [start_server(SERVER_ARGS) for _ in range(3)]
     t.run(test_ketama, servers)
     t.run(test_weights, servers)
