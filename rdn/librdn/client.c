@@ -1098,6 +1098,7 @@ static void run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
             return;
         if (progress) {
             idle = 0;
+            blocked_since = 0;
             continue;
         }
         if (++idle < RDN_SPIN_ROUNDS)
@@ -1125,10 +1126,13 @@ static void run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
             struct timespec nap = {0, 50 * 1000};
 
             blocked_since = blocked_since ? blocked_since : mono_ms();
-            if (mono_ms() - blocked_since > (uint64_t)timeout_ms)
-                for (uint32_t i = 0; i < nl; i++)
-                    if (lanes[i].s->nic_ok)
-                        lane_lost(&lanes[i], "RDMA sends stuck", -ETIMEDOUT);
+            for (uint32_t i = 0; i < nl; i++) {
+                struct lane *l = &lanes[i];
+
+                if (mono_ms() - blocked_since > (uint64_t)timeout_ms &&
+                    l->s->nic_ok && (l->nretry || l->next < l->nq))
+                    lane_lost(l, "RDMA sends stuck", -ETIMEDOUT);
+            }
             nanosleep(&nap, NULL);
         } else {
             blocked_since = 0;
