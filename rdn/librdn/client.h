@@ -23,8 +23,9 @@
  * right now, a read torn by a concurrent update that retries did not
  * resolve, a broken RDMA connection) is asked over TCP through
  * libmemcached, so a wrong value is never returned. A broken RDMA path is
- * rebuilt (a new handshake) at most once a second, on the next GET, and
- * only that server's keys go over TCP meanwhile.
+ * rebuilt (a new handshake) on a GET a second later, then at doubling
+ * intervals up to 10 s while that fails; only that server's keys go over
+ * TCP meanwhile.
  *
  * Return values: 0 found, -ENOENT not found, another negative errno on
  * failure. Values are malloc'ed, NUL-terminated (not counted in len) and
