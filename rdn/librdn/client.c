@@ -427,7 +427,8 @@ static void nic_lost(struct rdn_srv *s, const char *why, int rc)
  * read there is its end (the server died). While the NIC path works, the
  * connection is resumed on a restarted server that re-attached our chain,
  * so LRU reports reach it again; until then, with RDN_DOWN_TCP, the server
- * is down (its keys go to libmemcached). At most once per RDN_RECONNECT_MS.
+ * is down (its keys go to libmemcached). At most once per RDN_RECONNECT_MS,
+ * and while it is down at doubling intervals up to RDN_REPROBE_MS.
  */
 static void ctl_retry(struct rdn_srv *s)
 {
@@ -435,7 +436,8 @@ static void ctl_retry(struct rdn_srv *s)
     uint64_t now = mono_ms();
     int rc;
 
-    if (!s->nic_ok || now - s->ctl_check_ms < RDN_RECONNECT_MS)
+    if (!s->nic_ok ||
+        now - s->ctl_check_ms < (s->down ? s->retry_ms : RDN_RECONNECT_MS))
         return;
     s->ctl_check_ms = now;
     if (!s->down && s->ctl >= 0 && poll(&pfd, 1, 0) == 0)
@@ -443,7 +445,12 @@ static void ctl_retry(struct rdn_srv *s)
     rc = ctl_resume(s);
     if (rc == 0) {
         s->down = false;
+        s->retry_ms = RDN_RECONNECT_MS;
     } else if (s->opts->while_down == RDN_DOWN_TCP) {
+        /* A host that is down costs a connect timeout: less often. */
+        if (s->down && s->retry_ms < RDN_REPROBE_MS)
+            s->retry_ms = s->retry_ms * 2 < RDN_REPROBE_MS ? s->retry_ms * 2
+                                                           : RDN_REPROBE_MS;
         s->down = true;
         snprintf(s->why, sizeof(s->why),
                  "server gone (handshake connection closed, RESUME: %s)",
