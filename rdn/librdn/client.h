@@ -14,18 +14,18 @@
  * result says so and why. Every other command (SET, DELETE, ...) goes
  * through that handle as well (rdn_memc()).
  *
- * With a server's handshake done, rdn_get() SENDs one small request over
- * RDMA and the server's NIC answers it with no server CPU. Every
- * answer is verified here before it is returned: the generation of the
- * server's table, both stamps of the item, its lengths, the full key and
- * its expiry time. What the NIC cannot answer with certainty (a table
- * being resized or flushed, a fingerprint collision, an item expiring
- * right now, a read torn by a concurrent update that retries did not
- * resolve, a broken RDMA connection) is asked over TCP through
- * libmemcached, so a wrong value is never returned. A broken RDMA path is
- * rebuilt (a new handshake) on a GET a second later, then at doubling
- * intervals up to 10 s while that fails; only that server's keys go over
- * TCP meanwhile.
+ * With a server's handshake done (docs/wire.md), rdn_get() SENDs one small
+ * request over RDMA and the server's NIC answers it with no server CPU
+ * (docs/design.md, "The offloaded GET"). Every answer is verified here
+ * before it is returned: the generation of the server's table, both
+ * stamps of the item, its lengths, the full key and its expiry time. What
+ * the NIC cannot answer with certainty (a table being resized or flushed, a
+ * fingerprint collision, an item expiring right now, a read torn by a
+ * concurrent update that retries did not resolve, a broken RDMA connection) is
+ * asked over TCP through libmemcached, so a wrong value is never returned. A
+ * broken RDMA path is rebuilt (a new handshake) on a GET a second later, then
+ * at doubling intervals up to 10 s while that fails; only that server's keys go
+ * over TCP meanwhile.
  *
  * Return values: 0 found, -ENOENT not found, another negative errno on
  * failure. Values are malloc'ed, NUL-terminated (not counted in len) and
@@ -90,15 +90,29 @@ int rdn_connect_memc(struct memcached_st *mc, const struct rdn_opts *opts,
 int rdn_connect_config(const char *config, const struct rdn_opts *opts,
                        struct rdn_conn **out, char *err, size_t errlen);
 /*
- * One server, its RDMA port given: its handshake must succeed (else the
- * negative errno of the failure). tcp_port is its memcached port.
+ * One server, its RDMA port given: connects to the memcached on host. The
+ * handshake on rdn_port (its --rdn-port) opens a NIC device
+ * (opts->device), a QP and response slots, and the TCP fallback is set up
+ * for tcp_port. opts may be NULL (the defaults above).
+ *
+ * Returns 0 with *out set, or a negative errno: -EINVAL (bad host or
+ * ports), -ENOMEM, -EHOSTUNREACH (host not resolved), connect()'s error
+ * (-ECONNREFUSED), -ETIMEDOUT (no answer within opts->timeout_ms), the
+ * server's REJECT status (-EUSERS: the server is full, -EPROTONOSUPPORT:
+ * another wire version, ...), -EPROTO (an answer that breaks
+ * docs/wire.md), or rnic_open()'s error. Nothing is left open on failure.
+ * The caller owns the connection and closes it with rdn_close().
  */
 int rdn_connect(const char *host, int rdn_port, int tcp_port,
                 struct rdn_conn **out);
 int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
                      const struct rdn_opts *opts, struct rdn_conn **out);
-/* Sends pending LRU reports, tears the connection down (and the handle
- * too if the connection made it). */
+
+/*
+ * Sends pending LRU reports and tears the connection down (each server
+ * frees the client's chain when its handshake connection closes), and the
+ * libmemcached handle too if the connection made it. NULL is a no-op.
+ */
 void rdn_close(struct rdn_conn *c);
 
 /* The libmemcached handle of the connection, for every other command.
@@ -107,6 +121,16 @@ void rdn_close(struct rdn_conn *c);
  * again rather than keeping it. */
 struct memcached_st *rdn_memc(const struct rdn_conn *c);
 
+/*
+ * Gets one key (1..250 bytes, with the handle's namespace) through its
+ * server's NIC, or over TCP when the NIC's answer is not certain (see
+ * above). On 0, *value is the caller's (free()), and *len, *flags and
+ * *cas (each may be NULL) are set. Returns 0, -ENOENT (not found),
+ * -EINVAL (bad key or arguments), -EAGAIN (opts.no_fallback and the NIC
+ * could not answer for sure), -EIO (the TCP fallback failed too: with
+ * libmemcached's settings, a server that is down), -ENOMEM, -ENOTCONN
+ * (the handle has no servers).
+ */
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,
             size_t *len, uint32_t *flags, uint64_t *cas);
 
@@ -131,15 +155,19 @@ struct rdn_result {
 /*
  * Gets n keys, up to depth of them in flight on each server's NIC, on all
  * their servers at once; what the NICs did not answer goes to libmemcached
- * in one multi-get. out[i] receives key i's result (free out[i].value).
- * Returns 0, or a negative errno if nothing could be asked at all
- * (-ENOTCONN: the handle has no servers).
+ * in one multi-get. out[i] receives key i's result, with rdn_get()'s
+ * statuses (free out[i].value). Returns 0, or -EINVAL / -ENOMEM /
+ * -ENOTCONN (the handle has no servers) when nothing could be asked at
+ * all.
  */
 int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
              const size_t *keylens, struct rdn_result *out);
 
-/* What answered the last rdn_get(), and why TCP when it did (valid until
- * the connection's next call). */
+/*
+ * Return what answered the last rdn_get() on c, and why TCP did when it
+ * did ("" after a NIC answer; valid until the connection's next call).
+ * rdn_mget() reports both per key instead (struct rdn_result).
+ */
 enum rdn_source rdn_last_source(const struct rdn_conn *c);
 const char *rdn_last_reason(const struct rdn_conn *c);
 
@@ -154,9 +182,11 @@ struct rdn_client_stats {
     uint64_t resumes;      /* handshake connections taken up again */
 };
 
+/* Copies the connection's counters (since it was made, every server's
+ * added up) into *out; rdn_server_info() has each server's. */
 void rdn_client_stats(const struct rdn_conn *c, struct rdn_client_stats *out);
 
-/* The first server's id for this client ("stats rdn" lists it). */
+/* Returns the first server's id for this client ("stats rdn" lists it). */
 uint32_t rdn_client_id(const struct rdn_conn *c);
 
 /* One server of the connection as librdn sees it. */
