@@ -181,28 +181,36 @@ static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 }
 
 /*
- * The FADD/READ pair that moves a WAIT + SEND_EN pair of unit i a lap
- * ahead; the head's also re-posts the unit's receive through the doorbell
- * record (the head's new WAIT count, k + 1 + iters, is that receive's
- * number plus one).
+ * The lap bookkeeping of unit i, after its last WAIT + SEND_EN ran: one
+ * FADD per pair moves that pair's counter a lap ahead, then READs copy
+ * the counters into the pairs' WAIT and SEND_EN (the first FENCEd: after
+ * all three FADDs completed, so the three round trips overlap instead of
+ * running one after the other, which kept the worker busy past the next
+ * request's arrival). The head's counter also re-posts the unit's receive
+ * through the doorbell record (its new WAIT count, k + 1 + iters, is that
+ * receive's number plus one).
  */
-static int post_patch(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u,
-                      unsigned pair, uint64_t inc)
+static int post_patches(struct ofl_pipe *p, uint32_t i,
+                        const struct ofl_unit *u, uint64_t head_inc,
+                        uint64_t resp_inc)
 {
-    struct chain_loc ctr = counter(p, i, pair);
-    struct rnic_sge sg[CHAIN_LAP_SGES];
-    int rc;
+    struct rnic_sge sg[CHAIN_LAP_SGES], db[4];
+    int rc = 0;
 
-    chain_lap_sges(&u->wait[pair], &u->en[pair], p->w.sink, sg);
-    rc = chain_fadd(&p->w, ctr, inc, NULL, 0, NULL);
-    if (rc == 0)
-        rc = chain_read(&p->w, sg, CHAIN_LAP_SGES, ctr, CHAIN_FENCE, NULL);
-    if (rc == 0 && pair == OFL_HEAD_PAIR) {
-        struct rnic_sge db[4];
-
-        chain_be32_le_sges(p->resp.rq_db, db);
-        rc = chain_read(&p->w, db, 4, chain_loc_part(ctr, 0, 4), 0, NULL);
+    for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++)
+        rc =
+            chain_fadd(&p->w, counter(p, i, k),
+                       k == OFL_HEAD_PAIR ? head_inc : resp_inc, NULL, 0, NULL);
+    for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++) {
+        chain_lap_sges(&u->wait[k], &u->en[k], p->w.sink, sg);
+        rc = chain_read(&p->w, sg, CHAIN_LAP_SGES, counter(p, i, k),
+                        k == 0 ? CHAIN_FENCE : 0, NULL);
     }
+    chain_be32_le_sges(p->resp.rq_db, db);
+    if (rc == 0)
+        rc = chain_read(&p->w, db, 4,
+                        chain_loc_part(counter(p, i, OFL_HEAD_PAIR), 0, 4), 0,
+                        NULL);
     return rc;
 }
 
@@ -294,8 +302,8 @@ static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
     if (rc == 0)
         rc = post_release(p, &u->cas[OFL_RESP_WQES - 1], r0 + OFL_RESP_UNIT,
                           OFL_TAIL_PAIR, u);
-    for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++)
-        rc = post_patch(p, i, u, k, k == OFL_HEAD_PAIR ? head_inc : resp_inc);
+    if (rc == 0)
+        rc = post_patches(p, i, u, head_inc, resp_inc);
     if (rc == 0 && p->w.pi - w0 > OFL_W_UNIT)
         rc = -EPROTO;
     if (rc == 0)

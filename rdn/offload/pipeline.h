@@ -26,8 +26,9 @@
  *     WAIT(w CQ: CAS 7)  SEND_EN(resp: the rest of unit i)
  *   (cfg.seq, the paper's RedN-Seq for experiments: READ bucket 1, its
  *   CASes, its release, and only then READ bucket 2 and its CASes.)
- *     per WAIT + SEND_EN pair p (the head, the two above):
- *         FADD ctr_p; READ ctr_p -> that pair's WAIT and SEND_EN (FENCE)
+ *     FADD ctr_p for each WAIT + SEND_EN pair p (the head, the two above)
+ *     READ ctr_p -> that pair's WAIT and SEND_EN, for each p (the first
+ *         FENCEd: after all three FADDs)
  *     READ ctr_head -> resp's receive doorbell record
  *     NOP padding
  *
@@ -37,7 +38,7 @@
  * addresses, compares and the request id; the READs rewrite the response
  * WQEs' ctrl words (back to NOP-shaped match words) and data segments.
  * The indexes are not: each unit keeps three lap counters (chain.h) that its
- * FADD/READ pairs move one lap ahead after the unit's WAITs and SEND_ENs
+ * FADDs and READs move one lap ahead after the unit's WAITs and SEND_ENs
  * ran, and the head counter's new WAIT count is also the receive count
  * to post (k + 1 + iters): copying it into the doorbell record re-posts
  * the unit's receive, whose scatter list never changes. The next fetch of
