@@ -302,6 +302,9 @@ struct sn_dev {
     struct sn_trace *trace;
     bool own_trace;      /* trace opened for this device (else the default) */
     uint64_t tx_free_ns; /* timed: when the port is free (atomic) */
+    /* timed: when each processing unit and the atomic unit are free */
+    uint64_t pu_free_ns[SN_TIMING_MAX_PU];
+    uint64_t atomic_free_ns;
     struct sn_link areas, mrs, cqs, qps;
 };
 

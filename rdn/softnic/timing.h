@@ -25,7 +25,18 @@ struct sn_timing {
     uint32_t byte_ps; /* serialization per byte (80 ps = 100 Gb/s) */
     uint32_t hdr_b;   /* header bytes of every packet on the wire */
     uint32_t cqe_ns;  /* completion inside the NIC until host-visible */
+    /* NIC parallelism and rates (0: unbounded). */
+    uint32_t pu_n;      /* processing units shared by the send queues */
+    uint32_t atomic_ns; /* the atomic unit's time per CAS/FADD served */
+    uint32_t rd_msg_ns; /* port time per READ request sent */
+    uint32_t wr_msg_ns; /* port time per WRITE/SEND message sent */
+    /* One-way latency beyond the NIC (switches, distance) between two
+     * NICs; 0 = back to back as in the calibration. */
+    uint32_t net_ns;
 };
+
+/* Processing units a device can model at most. */
+#define SN_TIMING_MAX_PU 64
 
 /*
  * Fills *out with preset name ("fast" or "cx5"), then applies overrides
@@ -33,6 +44,20 @@ struct sn_timing {
  */
 int sn_timing_get(const char *name, const char *overrides,
                   struct sn_timing *out, const char **why);
+
+/*
+ * A modelled resource busy for `busy` ns per use and free from *free_ns
+ * on (a port, the atomic unit): returns when a use wanted at `at` starts,
+ * max(at, *free_ns), and moves *free_ns to that start + busy. Atomic:
+ * engine threads may share a device.
+ */
+uint64_t sn_timing_claim(uint64_t *free_ns, uint64_t at, uint64_t busy);
+/*
+ * The same over a pool of n identical units (n <= SN_TIMING_MAX_PU, 0 =
+ * unbounded: returns at and claims nothing): the unit free first.
+ */
+uint64_t sn_timing_claim_pool(uint64_t *free_ns, uint32_t n, uint64_t at,
+                              uint64_t busy);
 
 /* Serialization time of a packet carrying payload bytes. */
 static inline uint64_t sn_timing_ser_ns(const struct sn_timing *tm,
