@@ -300,11 +300,11 @@ struct sn_dev {
     struct sn_timing tm;
     uint32_t strict;
     struct sn_trace *trace;
-    bool own_trace;      /* trace opened for this device (else the default) */
-    uint64_t tx_free_ns; /* timed: when the port is free (atomic) */
-    /* timed: when each processing unit and the atomic unit are free */
+    bool own_trace; /* trace opened for this device (else the default) */
+    struct sn_timing_res tx; /* timed: the port */
+    /* timed: when each processing unit is free; the atomic unit */
     uint64_t pu_free_ns[SN_TIMING_MAX_PU];
-    uint64_t atomic_free_ns;
+    struct sn_timing_res atomic;
     struct sn_link areas, mrs, cqs, qps;
 };
 

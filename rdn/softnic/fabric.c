@@ -123,7 +123,7 @@ static uint64_t sn_wire_arrival(struct sn_dev *dev, const struct sn_qp *dst,
     const struct sn_timing *tm = &dev->tm;
     uint64_t ser = sn_timing_ser_ns(tm, sn_pkt_payload(p));
     uint64_t busy = ser > sn_pkt_msg_ns(tm, p) ? ser : sn_pkt_msg_ns(tm, p);
-    uint64_t start = sn_timing_claim(&dev->tx_free_ns, depart, busy);
+    uint64_t start = sn_timing_claim(&dev->tx, depart, busy);
 
     return start + ser + tm->wire_ns + (dst->dev != dev ? tm->net_ns : 0);
 }

@@ -251,7 +251,7 @@ static uint64_t sn_atomic_done(struct sn_qp *qp, const struct sn_pkt *p)
     if (!tm->timed)
         return 0;
     if (tm->atomic_ns)
-        at = sn_timing_claim(&qp->dev->atomic_free_ns, at, tm->atomic_ns);
+        at = sn_timing_claim(&qp->dev->atomic, at, tm->atomic_ns);
     return at + tm->dma_ns;
 }
 

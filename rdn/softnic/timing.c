@@ -182,14 +182,22 @@ int sn_timing_get(const char *name, const char *overrides,
     return 0;
 }
 
-uint64_t sn_timing_claim(uint64_t *free_ns, uint64_t at, uint64_t busy)
+uint64_t sn_timing_claim(struct sn_timing_res *r, uint64_t at, uint64_t busy)
 {
-    uint64_t cur = __atomic_load_n(free_ns, __ATOMIC_RELAXED), start;
+    uint64_t cur = __atomic_load_n(&r->free_ns, __ATOMIC_RELAXED), start;
+    uint64_t last = __atomic_load_n(&r->start_ns, __ATOMIC_RELAXED);
 
+    if (at < last)
+        return at; /* claimed late: it fits before the later use */
     do {
         start = at > cur ? at : cur;
-    } while (!__atomic_compare_exchange_n(free_ns, &cur, start + busy, false,
-                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    } while (!__atomic_compare_exchange_n(&r->free_ns, &cur, start + busy,
+                                          false, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    while (last < start &&
+           !__atomic_compare_exchange_n(&r->start_ns, &last, start, false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
     return start;
 }
 

@@ -45,13 +45,23 @@ struct sn_timing {
 int sn_timing_get(const char *name, const char *overrides,
                   struct sn_timing *out, const char **why);
 
+/* A modelled resource used one use at a time (a port, the atomic unit). */
+struct sn_timing_res {
+    uint64_t free_ns;  /* when the last use claimed ends */
+    uint64_t start_ns; /* when the latest-starting use claimed starts */
+};
+
 /*
- * A modelled resource busy for `busy` ns per use and free from *free_ns
- * on (a port, the atomic unit): returns when a use wanted at `at` starts,
- * max(at, *free_ns), and moves *free_ns to that start + busy. Atomic:
- * engine threads may share a device.
+ * Claims r for `busy` ns from `at` on: returns when the use starts,
+ * max(at, r->free_ns), and moves free_ns to that start + busy. Uses are
+ * claimed in the engine's real-time order, which differs from model time
+ * when the engine fell behind (a busy host): a use wanted before the
+ * latest claimed start then goes at its own time instead of queueing
+ * behind a later one, so the engine's lateness never turns into model
+ * delay (the uses modelled are short: port slots of ~10 ns, atomics of
+ * 119). Lock-free: engine threads may share a device.
  */
-uint64_t sn_timing_claim(uint64_t *free_ns, uint64_t at, uint64_t busy);
+uint64_t sn_timing_claim(struct sn_timing_res *r, uint64_t at, uint64_t busy);
 /*
  * The same over a pool of n identical units (n <= SN_TIMING_MAX_PU, 0 =
  * unbounded: returns at and claims nothing): the unit free first.
