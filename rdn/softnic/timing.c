@@ -185,19 +185,19 @@ int sn_timing_get(const char *name, const char *overrides,
 uint64_t sn_timing_claim(struct sn_timing_res *r, uint64_t at, uint64_t busy)
 {
     uint64_t cur = __atomic_load_n(&r->free_ns, __ATOMIC_RELAXED), start;
-    uint64_t last = __atomic_load_n(&r->start_ns, __ATOMIC_RELAXED);
+    uint64_t last = __atomic_load_n(&r->want_ns, __ATOMIC_RELAXED);
 
     if (at < last)
         return at; /* claimed late: it fits before the later use */
+    while (last < at &&
+           !__atomic_compare_exchange_n(&r->want_ns, &last, at, false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
     do {
         start = at > cur ? at : cur;
     } while (!__atomic_compare_exchange_n(&r->free_ns, &cur, start + busy,
                                           false, __ATOMIC_RELAXED,
                                           __ATOMIC_RELAXED));
-    while (last < start &&
-           !__atomic_compare_exchange_n(&r->start_ns, &last, start, false,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
     return start;
 }
 

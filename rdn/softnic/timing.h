@@ -47,17 +47,17 @@ int sn_timing_get(const char *name, const char *overrides,
 
 /* A modelled resource used one use at a time (a port, the atomic unit). */
 struct sn_timing_res {
-    uint64_t free_ns;  /* when the last use claimed ends */
-    uint64_t start_ns; /* when the latest-starting use claimed starts */
+    uint64_t free_ns; /* when the last use claimed ends */
+    uint64_t want_ns; /* the latest time a use was claimed for */
 };
 
 /*
  * Claims r for `busy` ns from `at` on: returns when the use starts,
  * max(at, r->free_ns), and moves free_ns to that start + busy. Uses are
  * claimed in the engine's real-time order, which differs from model time
- * when the engine fell behind (a busy host): a use wanted before the
- * latest claimed start then goes at its own time instead of queueing
- * behind a later one, so the engine's lateness never turns into model
+ * when the engine fell behind (a busy host): a use wanted before a use
+ * claimed earlier was wanted goes at its own time instead of queueing
+ * behind that later one, so the engine's lateness never turns into model
  * delay (the uses modelled are short: port slots of ~10 ns, atomics of
  * 119). Lock-free: engine threads may share a device.
  */
