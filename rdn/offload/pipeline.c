@@ -38,6 +38,8 @@ _Static_assert(2 * RDN_BUCKET_SLOTS <= CHAIN_MAX_SGE, "READ scatter list");
  */
 enum { OFL_HEAD_PAIR, OFL_MID_PAIR, OFL_TAIL_PAIR, OFL_PAIRS };
 
+_Static_assert(OFL_PAIRS * CHAIN_LAP_SGES <= CHAIN_MAX_SGE, "counters' READ");
+
 /* What building unit i leaves for the counters and the receive. */
 struct ofl_unit {
     struct chain_wqe wait[OFL_PAIRS], en[OFL_PAIRS];
@@ -182,30 +184,33 @@ static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 
 /*
  * The lap bookkeeping of unit i, after its last WAIT + SEND_EN ran: one
- * FADD per pair moves that pair's counter a lap ahead, then READs copy
- * the counters into the pairs' WAIT and SEND_EN (the first FENCEd: after
- * all three FADDs completed, so the three round trips overlap instead of
- * running one after the other, which kept the worker busy past the next
- * request's arrival). The head's counter also re-posts the unit's receive
- * through the doorbell record (its new WAIT count, k + 1 + iters, is that
- * receive's number plus one).
+ * FADD per pair moves that pair's counter a lap ahead, then one READ
+ * (FENCEd: after the three FADDs) copies the unit's three adjacent
+ * counters into the pairs' WAITs and SEND_ENs at once. The head's counter
+ * also re-posts the unit's receive through the doorbell record (its new
+ * WAIT count, k + 1 + iters, is that receive's number plus one). One READ
+ * instead of one per pair keeps the unit within 32 WQEBBs, so no padding
+ * NOPs run between two GETs.
  */
 static int post_patches(struct ofl_pipe *p, uint32_t i,
                         const struct ofl_unit *u, uint64_t head_inc,
                         uint64_t resp_inc)
 {
-    struct rnic_sge sg[CHAIN_LAP_SGES], db[4];
+    struct rnic_sge sg[OFL_PAIRS * CHAIN_LAP_SGES], db[4];
     int rc = 0;
 
     for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++)
         rc =
             chain_fadd(&p->w, counter(p, i, k),
                        k == OFL_HEAD_PAIR ? head_inc : resp_inc, NULL, 0, NULL);
-    for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++) {
-        chain_lap_sges(&u->wait[k], &u->en[k], p->w.sink, sg);
-        rc = chain_read(&p->w, sg, CHAIN_LAP_SGES, counter(p, i, k),
-                        k == 0 ? CHAIN_FENCE : 0, NULL);
-    }
+    for (unsigned k = 0; k < OFL_PAIRS; k++)
+        chain_lap_sges(&u->wait[k], &u->en[k], p->w.sink,
+                       &sg[k * CHAIN_LAP_SGES]);
+    if (rc == 0)
+        rc = chain_read(
+            &p->w, sg, OFL_PAIRS * CHAIN_LAP_SGES,
+            chain_buf_loc(&p->ctr, (size_t)i * OFL_PAIRS * 8, OFL_PAIRS * 8),
+            CHAIN_FENCE, NULL);
     chain_be32_le_sges(p->resp.rq_db, db);
     if (rc == 0)
         rc = chain_read(&p->w, db, 4,

@@ -27,10 +27,10 @@
  *   (cfg.seq, the paper's RedN-Seq for experiments: READ bucket 1, its
  *   CASes, its release, and only then READ bucket 2 and its CASes.)
  *     FADD ctr_p for each WAIT + SEND_EN pair p (the head, the two above)
- *     READ ctr_p -> that pair's WAIT and SEND_EN, for each p (the first
- *         FENCEd: after all three FADDs)
+ *     READ ctr_head..ctr_tail -> every pair's WAIT and SEND_EN (FENCEd:
+ *         after the FADDs)
  *     READ ctr_head -> resp's receive doorbell record
- *     NOP padding
+ *   (exactly 32 WQEBBs: no padding)
  *
  * Recycling. Both rings hold exactly one lap of `iters` units, so unit i
  * runs again one lap later. Everything a request changes is rewritten by
@@ -66,7 +66,7 @@
 #include "rdn/chain/chain.h"
 
 #define OFL_RESP_WQES (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
-#define OFL_W_UNIT    64                     /* WQEBBs of a worker unit */
+#define OFL_W_UNIT    32                     /* WQEBBs of a worker unit */
 #define OFL_RESP_UNIT 16                     /* WQEBBs of a response unit */
 /* Units per lap at most: the worker's ring is the larger one, and 32768
  * WQEBBs is ConnectX-5's and softnic's limit. */
