@@ -210,9 +210,10 @@ static int by_start_ns(const void *a, const void *b)
 }
 
 /*
- * Three queues, each with one signaled NOP, rung together: with wqe_ns far
- * longer than the doorbells are apart, all three are ready before any
- * ends, so with pu_n units the third starts when the first unit frees.
+ * Three queues, each with one signaled NOP, rung together: with wqe_ns
+ * (20 ms) far longer than the doorbells are apart, even on a loaded host,
+ * all three are ready before any ends, so with pu_n units the third starts
+ * when the first unit frees.
  */
 static void run_three_nops(const char *overrides, struct sn_trace_rec r[3])
 {
@@ -240,13 +241,13 @@ START_TEST(cx5_processing_units_are_bounded)
 {
     struct sn_trace_rec r[3];
 
-    run_three_nops("wqe_ns=200000,pu_n=2", r);
+    run_three_nops("wqe_ns=20000000,pu_n=2", r);
     ck_assert_uint_lt(r[1].start_ns, r[0].end_ns); /* two units at once */
     ck_assert_uint_eq(r[2].start_ns,
                       r[0].end_ns < r[1].end_ns ? r[0].end_ns : r[1].end_ns);
     for (int i = 0; i < 3; i++)
-        ck_assert_uint_eq(r[i].end_ns - r[i].start_ns, 200000);
-    run_three_nops("wqe_ns=200000,pu_n=0", r); /* unbounded: all at once */
+        ck_assert_uint_eq(r[i].end_ns - r[i].start_ns, 20000000);
+    run_three_nops("wqe_ns=20000000,pu_n=0", r); /* unbounded: all at once */
     ck_assert_uint_lt(r[2].start_ns, r[0].end_ns);
 }
 END_TEST
@@ -369,6 +370,30 @@ START_TEST(cx5_network_latency_between_nics)
 }
 END_TEST
 
+/*
+ * The resources' arithmetic: uses queue in the order they are wanted; a
+ * use claimed after one wanted later (the engine fell behind) goes at its
+ * own time; a pool serves as many uses at once as it has units.
+ */
+START_TEST(timing_claims)
+{
+    struct sn_timing_res r = {0};
+    uint64_t pool[2] = {0, 0};
+
+    ck_assert_uint_eq(sn_timing_claim(&r, 100, 10), 100);
+    ck_assert_uint_eq(sn_timing_claim(&r, 105, 10), 110); /* queued */
+    ck_assert_uint_eq(sn_timing_claim(&r, 105, 10), 120);
+    ck_assert_uint_eq(sn_timing_claim(&r, 50, 10), 50); /* claimed late */
+    ck_assert_uint_eq(sn_timing_claim(&r, 200, 10), 200);
+    ck_assert_uint_eq(r.free_ns, 210);
+    ck_assert_uint_eq(sn_timing_claim_pool(pool, 2, 0, 100), 0);
+    ck_assert_uint_eq(sn_timing_claim_pool(pool, 2, 10, 100), 10);
+    ck_assert_uint_eq(sn_timing_claim_pool(pool, 2, 20, 100), 100);
+    ck_assert_uint_eq(sn_timing_claim_pool(pool, 2, 300, 100), 300);
+    ck_assert_uint_eq(sn_timing_claim_pool(pool, 0, 5, 100), 5); /* none */
+}
+END_TEST
+
 START_TEST(timing_overrides_and_errors)
 {
     struct sn_timing tm;
@@ -427,6 +452,7 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, cx5_atomic_unit_rate);
     tcase_add_test(tc, cx5_port_message_rate);
     tcase_add_test(tc, cx5_network_latency_between_nics);
+    tcase_add_test(tc, timing_claims);
     tcase_add_test(tc, timing_overrides_and_errors);
     tcase_add_test(tc, rdn_trace_prints_the_timeline);
     suite_add_tcase(s, tc);
