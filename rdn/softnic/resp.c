@@ -243,10 +243,11 @@ static void sn_resp_read(struct sn_thread *t, struct sn_qp *qp,
 
 /* When the atomic unit has served p (timed devices): it takes one request
  * at a time, then the target's DMA read follows. */
-static uint64_t sn_atomic_done(struct sn_qp *qp, const struct sn_pkt *p)
+static uint64_t sn_atomic_done(struct sn_thread *t, struct sn_qp *qp,
+                               const struct sn_pkt *p)
 {
     const struct sn_timing *tm = &qp->dev->tm;
-    uint64_t at = p->tm.at;
+    uint64_t at = sn_arrival(t, p);
 
     if (!tm->timed)
         return 0;
@@ -279,7 +280,8 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
         old = __atomic_fetch_add(target, p->h.swap_add, __ATOMIC_SEQ_CST);
     }
     sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, 8);
-    sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8, sn_atomic_done(qp, p));
+    sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8,
+               sn_atomic_done(t, qp, p));
 }
 
 bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
