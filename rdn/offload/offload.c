@@ -332,6 +332,7 @@ void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
     uint64_t misses = atomic_load_explicit(&o->misses, memory_order_relaxed);
 
     pthread_mutex_lock(&o->lock);
+    ofl_watch_catch_up(o);
     for (struct ofl_conn *c = o->conns; c; c = c->next)
         if (c->state == OFL_CONN_READY) {
             hits += c->pipe.hits;
@@ -369,6 +370,7 @@ void rdn_offload_client_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
     stat_u64(fn, ctx, "rdn_horizon_lag",
              o->ops.epoch(o->ops.ctx) - atomic_load(&o->horizon));
     pthread_mutex_lock(&o->lock);
+    ofl_watch_catch_up(o);
     for (struct ofl_conn *c = o->conns; c; c = c->next) {
         if (c->state != OFL_CONN_READY)
             continue;
