@@ -25,7 +25,11 @@
 #include "rdn/librdn/client.h"
 #include "rdn/librdn/nic_client.h"
 
-#define RDN_DEFAULT_DEPTH   8
+#define RDN_DEFAULT_DEPTH 8
+/* A batch this small lives on the stack: a single GET allocates nothing
+ * but its value. */
+#define RDN_STACK_JOBS      1
+#define RDN_STACK_FLIGHTS   16
 #define RDN_DEFAULT_TIMEOUT 5000
 #define RDN_MAX_TRIES       4    /* NIC attempts per key (torn, stale) */
 #define RDN_HITS_EVERY_MS   1000 /* LRU reports at least this often */
@@ -667,6 +671,10 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
              const size_t *keylens, struct rdn_result *out)
 {
     struct batch b = {.c = c, .n = n};
+    struct job jobs[RDN_STACK_JOBS];
+    struct job *retry[RDN_STACK_JOBS];
+    struct flight fl[RDN_STACK_FLIGHTS];
+    bool small;
 
     if (!c || (n && (!keys || !keylens || !out)))
         return -EINVAL;
@@ -674,9 +682,18 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
     /* First: a reconnection sets the depth that b.fl is sized for. */
     nic_retry(c);
     ctl_retry(c);
-    b.jobs = calloc(n ? n : 1, sizeof(*b.jobs));
-    b.retry = calloc(n ? n : 1, sizeof(*b.retry));
-    b.fl = calloc(c->nic.depth ? c->nic.depth : 1, sizeof(*b.fl));
+    small = n <= RDN_STACK_JOBS && c->nic.depth <= RDN_STACK_FLIGHTS;
+    if (small) {
+        memset(jobs, 0, sizeof(jobs));
+        memset(fl, 0, sizeof(fl));
+        b.jobs = jobs;
+        b.retry = retry;
+        b.fl = fl;
+    } else {
+        b.jobs = calloc(n ? n : 1, sizeof(*b.jobs));
+        b.retry = calloc(n ? n : 1, sizeof(*b.retry));
+        b.fl = calloc(c->nic.depth ? c->nic.depth : 1, sizeof(*b.fl));
+    }
     if (!b.jobs || !b.retry || !b.fl) {
         free(b.jobs);
         free(b.retry);
@@ -705,9 +722,11 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
         if (!out[i].why)
             out[i].why = "RDMA connection failed";
     }
-    free(b.jobs);
-    free(b.retry);
-    free(b.fl);
+    if (!small) {
+        free(b.jobs);
+        free(b.retry);
+        free(b.fl);
+    }
     return 0;
 }
 
