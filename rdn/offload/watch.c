@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "proto/barrier.h"
 #include "rdn/offload/offload_int.h"
 
 #define OFL_WAIT_MS  20 /* idle tick: the horizon moves even without GETs */
@@ -69,7 +70,7 @@ static void advance_horizon(struct rdn_offload *o)
         for (struct ofl_conn *c = o->conns; c; c = c->next)
             if (c->state == OFL_CONN_READY && c->pipe.done < c->mark[s])
                 return;
-        atomic_store(&o->horizon, o->snap_epoch[s] + 1);
+        store_seq_cst(&o->horizon, o->snap_epoch[s] + 1);
         o->snap_head++;
     }
 }
@@ -98,7 +99,7 @@ static unsigned drain_done(struct rdn_offload *o)
             if (c)
                 ofl_pipe_complete(&c->pipe, &wc[i]);
         }
-    if (n < 0 && !atomic_exchange(&o->broken, true))
+    if (n < 0 && !exchange_seq_cst(&o->broken, true))
         fprintf(stderr,
                 "rdn: the done CQ failed (%d): offloaded GETs are "
                 "off until restart\n",
@@ -150,7 +151,7 @@ void *ofl_watch_main(void *arg)
     const struct timespec batch = {0, OFL_BATCH_NS};
     bool busy = false;
 
-    while (!atomic_load(&o->stop)) {
+    while (!load_seq_cst(&o->stop)) {
         uint64_t epoch;
 
         if (busy)
@@ -159,7 +160,7 @@ void *ofl_watch_main(void *arg)
             rnic_cq_wait(o->done.cq, OFL_WAIT_MS);
         epoch = o->ops.epoch(o->ops.ctx);
         o->ops.epoch_advance(o->ops.ctx);
-        atomic_thread_fence(memory_order_seq_cst);
+        fence_seq_cst();
         pthread_mutex_lock(&o->lock);
         snapshot(o, epoch);
         busy = drain_done(o) > 0;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/softnic/engine_int.h"
 
 static const uint32_t sn_pool_cap[SN_POOL_CLASSES] = {256, 4096, 65536};
@@ -144,9 +145,8 @@ static void sn_route(struct sn_thread *t, struct sn_qp *dst, struct sn_pkt *p)
         }
         return;
     }
-    p->next = __atomic_load_n(&dt->inbox, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(&dt->inbox, &p->next, p, true,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+    p->next = load_relaxed(&dt->inbox);
+    while (!cas_seq_cst(&dt->inbox, &p->next, p))
         ;
     sn_wake(dt->sh);
 }

@@ -83,11 +83,11 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/softnic/timing.h"
 
 static const struct sn_timing sn_presets[] = {
@@ -184,20 +184,16 @@ int sn_timing_get(const char *name, const char *overrides,
 
 uint64_t sn_timing_claim(struct sn_timing_res *r, uint64_t at, uint64_t busy)
 {
-    uint64_t cur = __atomic_load_n(&r->free_ns, __ATOMIC_RELAXED), start;
-    uint64_t last = __atomic_load_n(&r->want_ns, __ATOMIC_RELAXED);
+    uint64_t cur = load_relaxed(&r->free_ns), start;
+    uint64_t last = load_relaxed(&r->want_ns);
 
     if (at < last)
         return at; /* claimed late: it fits before the later use */
-    while (last < at &&
-           !__atomic_compare_exchange_n(&r->want_ns, &last, at, false,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    while (last < at && !cas_relaxed(&r->want_ns, &last, at))
         ;
     do {
         start = at > cur ? at : cur;
-    } while (!__atomic_compare_exchange_n(&r->free_ns, &cur, start + busy,
-                                          false, __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
+    } while (!cas_relaxed(&r->free_ns, &cur, start + busy));
     return start;
 }
 
@@ -206,12 +202,13 @@ uint64_t sn_timing_claim_pool(uint64_t *free_ns, uint32_t n, uint64_t at,
 {
     for (;;) {
         uint32_t best = 0;
-        uint64_t v = __atomic_load_n(&free_ns[0], __ATOMIC_RELAXED), start;
+        uint64_t v, start;
 
         if (n == 0)
             return at;
+        v = load_relaxed(&free_ns[0]);
         for (uint32_t i = 1; i < n && v > at; i++) {
-            uint64_t w = __atomic_load_n(&free_ns[i], __ATOMIC_RELAXED);
+            uint64_t w = load_relaxed(&free_ns[i]);
 
             if (w < v) {
                 v = w;
@@ -219,8 +216,7 @@ uint64_t sn_timing_claim_pool(uint64_t *free_ns, uint32_t n, uint64_t at,
             }
         }
         start = at > v ? at : v;
-        if (__atomic_compare_exchange_n(&free_ns[best], &v, start + busy, false,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        if (cas_relaxed(&free_ns[best], &v, start + busy))
             return start;
     }
 }
