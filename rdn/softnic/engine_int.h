@@ -278,6 +278,9 @@ struct sn_qp {
     uint32_t psn;     /* next request sequence number */
     uint32_t rq_ci;
     uint64_t next_ns; /* timed: earliest start of the next WQE */
+    /* timed: latest arrival of a request / a response sent to this QP
+     * (written only by its peer's thread: a connection keeps its order) */
+    uint64_t rx_req_ns, rx_resp_ns;
     enum sn_block block;
     uint32_t wait_cqn, wait_idx, wait_nbb;
     uint64_t wait_fetch_ns; /* trace: when the blocked WAIT was read */

@@ -116,17 +116,27 @@ static uint32_t sn_pkt_msg_ns(const struct sn_timing *tm,
  * Arrival time at dst of a packet leaving dev's port at depart (timed
  * devices): it holds the port for its serialization or its message time,
  * whichever is longer, then crosses the wire, and the network beyond the
- * NIC unless it loops back into the same NIC.
+ * NIC unless it loops back into the same NIC. A connection delivers in
+ * order: never before the packet sent to dst before it in the same
+ * direction (requests, responses), whatever order the port was claimed in.
  */
-static uint64_t sn_wire_arrival(struct sn_dev *dev, const struct sn_qp *dst,
+static uint64_t sn_wire_arrival(struct sn_dev *dev, struct sn_qp *dst,
                                 const struct sn_pkt *p, uint64_t depart)
 {
     const struct sn_timing *tm = &dev->tm;
     uint64_t ser = sn_timing_ser_ns(tm, sn_pkt_payload(p));
     uint64_t busy = ser > sn_pkt_msg_ns(tm, p) ? ser : sn_pkt_msg_ns(tm, p);
     uint64_t start = sn_timing_claim(&dev->tx, depart, busy);
+    uint64_t at =
+        start + ser + tm->wire_ns + (dst->dev != dev ? tm->net_ns : 0);
+    uint64_t *last = p->h.type >= SN_PKT_ACK && p->h.type <= SN_PKT_NAK
+                         ? &dst->rx_resp_ns
+                         : &dst->rx_req_ns;
 
-    return start + ser + tm->wire_ns + (dst->dev != dev ? tm->net_ns : 0);
+    if (at < load_relaxed(last))
+        at = load_relaxed(last);
+    store_relaxed(last, at);
+    return at;
 }
 
 /* Hands p to the thread of QP dst (ready at p->tm.at, 0 = now). */

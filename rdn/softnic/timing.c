@@ -187,8 +187,11 @@ uint64_t sn_timing_claim(struct sn_timing_res *r, uint64_t at, uint64_t busy)
     uint64_t cur = load_relaxed(&r->free_ns), start;
     uint64_t last = load_relaxed(&r->want_ns);
 
-    if (at < last)
-        return at; /* claimed late: it fits before the later use */
+    if (at < last) { /* claimed late: it goes before the later use */
+        while (cur < at + busy && !cas_relaxed(&r->free_ns, &cur, at + busy))
+            ;
+        return at;
+    }
     while (last < at && !cas_relaxed(&r->want_ns, &last, at))
         ;
     do {

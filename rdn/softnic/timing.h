@@ -57,9 +57,9 @@ struct sn_timing_res {
  * claimed in the engine's real-time order, which differs from model time
  * when the engine fell behind (a busy host): a use wanted before a use
  * claimed earlier was wanted goes at its own time instead of queueing
- * behind that later one, so the engine's lateness never turns into model
- * delay (the uses modelled are short: port slots of ~10 ns, atomics of
- * 119). Lock-free: engine threads may share a device.
+ * behind that later one (later claims still queue behind its end), so the
+ * engine's lateness never turns into model delay. Lock-free: engine
+ * threads may share a device.
  */
 uint64_t sn_timing_claim(struct sn_timing_res *r, uint64_t at, uint64_t busy);
 /*
