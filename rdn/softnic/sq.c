@@ -605,6 +605,9 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
     }
     qp->retire_wake = false;
     w.start = qp->next_ns;
+    if (tm->timed && w.opcode != MLX5_OPCODE_WAIT) /* a WAIT holds no unit */
+        qp->next_ns = w.start = sn_timing_claim_pool(
+            qp->dev->pu_free_ns, tm->pu_n, w.start, tm->wqe_ns);
     w.end = tm->timed ? w.start + (w.opcode == MLX5_OPCODE_WAIT ? tm->wait_ns
                                                                 : tm->wqe_ns)
                       : 0;
