@@ -70,15 +70,19 @@ struct rnic_open_opts {
 
 /*
  * Opens a device by name: "softnic" (through the rdn-nicd daemon, started if
- * absent), "softnic-inproc" (an engine inside this process, for tests), or a
- * hardware device name ("mlx5_0"). NULL or "" means $RDN_DEVICE, else
- * "softnic". opts may be NULL (all defaults).
+ * absent), "softnic-inproc" (an engine inside this process, for tests),
+ * "verbs:<ibv device>" (any RDMA NIC through libibverbs, e.g. "verbs:rxe0",
+ * "verbs:mlx5_0": RC send/receive, RDMA and atomics, no cross-channel), or
+ * "mlx5:<ibv device>" (a ConnectX through mlx5dv/DevX, with the raw ring
+ * and the cross-channel features, where built). NULL or "" means
+ * $RDN_DEVICE, else "softnic". opts may be NULL (all defaults).
  *
  * Returns 0 with *out set, or a negative errno with *out NULL: -ENODEV (no
  * provider has that device), -EBUSY (opts->domain is held by a live
  * process), -EINVAL (a bad option, e.g. an unknown timing model),
- * -ENOMEM, or the error of reaching or starting rdn-nicd. The caller owns
- * the device and closes it with rnic_close().
+ * -ENOMEM, or the error of reaching or starting rdn-nicd (or of opening
+ * the hardware device). The caller owns the device and closes it with
+ * rnic_close().
  */
 int rnic_open(const char *name, const struct rnic_open_opts *opts,
               struct rnic_device **out);
@@ -402,7 +406,12 @@ struct rnic_sq {
     uint32_t wqebb_cnt;
 };
 
-/* Describes qp's send ring in *out (owned by qp). Returns 0 or -EINVAL. */
+/*
+ * Describes qp's send ring in *out (owned by qp). Returns 0, -EINVAL, or
+ * -EOPNOTSUPP when the provider has no ring that callers may write (verbs:
+ * libibverbs owns its rings); such a QP is posted to through
+ * rnic_post_send() only.
+ */
 int rnic_qp_sq(struct rnic_qp *qp, struct rnic_sq *out);
 
 /*
@@ -420,6 +429,55 @@ struct rnic_sge {
     uint32_t length;
     uint32_t lkey;
 };
+
+/*
+ * One send work request for rnic_post_send(). opcode is an mlx5 opcode
+ * (proto/mlx5.h); every provider takes SEND, SEND_IMM, RDMA_WRITE,
+ * RDMA_WRITE_IMM, RDMA_READ, ATOMIC_CS and ATOMIC_FA; NOP, WAIT, SEND_EN
+ * and RECV_EN only those with a raw ring (softnic, mlx5). flags are the
+ * ctrl segment's MLX5_WQE_CTRL_CQ_UPDATE (a completion), _FENCE and
+ * _SOLICITED. Fields by opcode:
+ *   SEND(_IMM)          sg/nsg gather, (imm, host order)
+ *   RDMA_WRITE(_IMM)    sg/nsg gather, raddr, rkey, (imm)
+ *   RDMA_READ           sg/nsg scatter, raddr, rkey
+ *   ATOMIC_CS / _FA     sg: one 8-byte result buffer (the old value, host
+ *                       order), raddr (8-aligned), rkey, compare, swap_add
+ *                       (host values of the 8 target bytes)
+ *   WAIT                index (CQ count), obj (CQN)
+ *   SEND_EN / RECV_EN   index (producer index), obj (QPN)
+ */
+#define RNIC_SEND_MAX_SGE 30 /* data segments of one send WQE (ConnectX-5) */
+
+struct rnic_send_wr {
+    uint64_t wr_id; /* no ring: its completion's wr_id and wqe_counter */
+    uint8_t opcode; /* enum mlx5_opcode */
+    uint8_t flags;  /* MLX5_WQE_CTRL_* */
+    const struct rnic_sge *sg;
+    unsigned nsg; /* 0..RNIC_SEND_MAX_SGE */
+    uint64_t raddr;
+    uint32_t rkey;
+    uint64_t compare, swap_add;
+    uint32_t imm;
+    uint32_t index, obj;
+};
+
+/*
+ * Posts one send work request and releases it to the NIC: the way to post
+ * on every provider. A provider without a raw ring hands it to its driver
+ * (verbs: ibv_post_send); one with a ring writes the WQE at the producer
+ * index last rung (rnic_ring_doorbell) and rings past it, so a caller that
+ * also writes the ring itself must ring its own WQEs first. The send
+ * completion's wqe_counter is the low 16 bits of the WQE's ring index: on
+ * a ring provider the producer index it was written at, on a provider
+ * without one (uint16_t)wr_id, so a caller that numbers its requests in
+ * WQEBBs (rdn/chain) gets the counters a ring would give. Returns 0;
+ * -EOPNOTSUPP for an opcode the device cannot post (rnic_errmsg() names the
+ * provider that can); -ENOSPC when a driver's queue is full (a ring
+ * provider does not track completions: the caller keeps at most the
+ * ring's size in flight, as with the raw ring); -EINVAL for a malformed
+ * request. Threads: as the ring, one poster per QP at a time.
+ */
+int rnic_post_send(struct rnic_qp *qp, const struct rnic_send_wr *wr);
 
 /*
  * Posts one receive WQE with n (1..max_recv_sge) scatter entries, which may

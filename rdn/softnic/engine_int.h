@@ -280,6 +280,9 @@ struct sn_qp {
     uint32_t psn;     /* next request sequence number */
     uint32_t rq_ci;
     uint64_t next_ns; /* timed: earliest start of the next WQE */
+    /* timed: latest arrival of a request / a response sent to this QP
+     * (written only by its peer's thread: a connection keeps its order) */
+    uint64_t rx_req_ns, rx_resp_ns;
     enum sn_block block;
     uint32_t wait_cqn, wait_idx, wait_nbb;
     uint64_t wait_fetch_ns; /* trace: when the blocked WAIT was read */
@@ -310,8 +313,11 @@ struct sn_dev {
     struct sn_timing tm;
     uint32_t strict;
     struct sn_trace *trace;
-    bool own_trace;      /* trace opened for this device (else the default) */
-    uint64_t tx_free_ns; /* timed: when the port is free (atomic) */
+    bool own_trace; /* trace opened for this device (else the default) */
+    struct sn_timing_res tx; /* timed: the port */
+    /* timed: when each processing unit is free; the atomic unit */
+    uint64_t pu_free_ns[SN_TIMING_MAX_PU];
+    struct sn_timing_res atomic;
     struct sn_link areas, mrs, cqs, qps;
 };
 

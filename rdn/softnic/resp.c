@@ -241,6 +241,21 @@ static void sn_resp_read(struct sn_thread *t, struct sn_qp *qp,
                sn_arrival(t, p) + qp->dev->tm.dma_ns * qp->dev->tm.timed);
 }
 
+/* When the atomic unit has served p (timed devices): it takes one request
+ * at a time, then the target's DMA read follows. */
+static uint64_t sn_atomic_done(struct sn_thread *t, struct sn_qp *qp,
+                               const struct sn_pkt *p)
+{
+    const struct sn_timing *tm = &qp->dev->tm;
+    uint64_t at = sn_arrival(t, p);
+
+    if (!tm->timed)
+        return 0;
+    if (tm->atomic_ns)
+        at = sn_timing_claim(&qp->dev->atomic, at, tm->atomic_ns);
+    return at + tm->dma_ns;
+}
+
 /* CAS and FADD on 8 host-endian bytes; answers with the old 8 bytes. */
 static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
                            struct sn_pkt *p)
@@ -265,7 +280,7 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
     }
     sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, 8);
     sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8,
-               sn_arrival(t, p) + qp->dev->tm.dma_ns * qp->dev->tm.timed);
+               sn_atomic_done(t, qp, p));
 }
 
 bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)

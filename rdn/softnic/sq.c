@@ -19,6 +19,7 @@
 
 #include "proto/barrier.h"
 #include "proto/byteorder.h"
+#include "rdn/rnic/provider.h"
 #include "rdn/softnic/engine_int.h"
 #include "rdn/softnic/roce_int.h"
 
@@ -27,32 +28,6 @@ enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
 static inline uint64_t sn_max64(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
-}
-
-static uint8_t sn_wc_opcode(uint8_t op)
-{
-    switch (op) {
-    case MLX5_OPCODE_RDMA_WRITE:
-    case MLX5_OPCODE_RDMA_WRITE_IMM:
-        return RNIC_WC_RDMA_WRITE;
-    case MLX5_OPCODE_SEND:
-    case MLX5_OPCODE_SEND_IMM:
-        return RNIC_WC_SEND;
-    case MLX5_OPCODE_RDMA_READ:
-        return RNIC_WC_RDMA_READ;
-    case MLX5_OPCODE_ATOMIC_CS:
-        return RNIC_WC_COMP_SWAP;
-    case MLX5_OPCODE_ATOMIC_FA:
-        return RNIC_WC_FETCH_ADD;
-    case MLX5_OPCODE_WAIT:
-        return RNIC_WC_WAIT;
-    case MLX5_OPCODE_SEND_EN:
-        return RNIC_WC_SEND_EN;
-    case MLX5_OPCODE_RECV_EN:
-        return RNIC_WC_RECV_EN;
-    default:
-        return RNIC_WC_NOP;
-    }
 }
 
 /* ---- reading WQEs ----------------------------------------------------- */
@@ -102,7 +77,7 @@ static void sn_complete(struct sn_thread *t, struct sn_qp *qp,
         .qpn = qp->qpn,
         .byte_len = o->byte_len,
         .wqe_counter = o->wqe_counter,
-        .opcode = sn_wc_opcode(o->opcode),
+        .opcode = rnic_wc_opcode_of(o->opcode),
         .status = o->status,
     };
 
@@ -632,6 +607,9 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
     }
     qp->retire_wake = false;
     w.start = qp->next_ns;
+    if (tm->timed && w.opcode != MLX5_OPCODE_WAIT) /* a WAIT holds no unit */
+        qp->next_ns = w.start = sn_timing_claim_pool(
+            qp->dev->pu_free_ns, tm->pu_n, w.start, tm->wqe_ns);
     w.end = tm->timed ? w.start + (w.opcode == MLX5_OPCODE_WAIT ? tm->wait_ns
                                                                 : tm->wqe_ns)
                       : 0;
