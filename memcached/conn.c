@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "memcached/conn.h"
+#include "memcached/proto_bin.h"
+#include "memcached/proto_bin_wire.h"
 #include "memcached/proto_text.h"
 #include "memcached/settings.h"
 #include "memcached/stats.h"
@@ -609,7 +611,7 @@ void conn_close_after_write(struct conn *c)
 void conn_read_data(struct conn *c)
 {
     c->nread_ptr = item_value(c->pend.it);
-    c->nread_left = c->pend.it->nic.nbytes + 2;
+    c->nread_left = c->pend.it->nic.nbytes + (c->pend.binary ? 0 : 2);
     set_state(c, CONN_NREAD);
 }
 
@@ -723,9 +725,42 @@ static bool long_line_allowed(const char *p, size_t n)
            (n - i >= 5 && memcmp(p + i, "gets ", 5) == 0);
 }
 
-/* Runs one complete command line, if one is buffered. */
+/* Runs one binary request, if one is buffered. */
+static enum progress next_bin_command(struct conn *c)
+{
+    size_t used = 0;
+
+    c->noreply = false;
+    set_state(c, CONN_PARSE_CMD);
+    switch (
+        proto_bin_process(c, c->rbuf + c->rstart, c->rend - c->rstart, &used)) {
+    case BIN_NEED_MORE:
+        set_state(c, CONN_WAITING);
+        return NEED_INPUT;
+    case BIN_CLOSE:
+        set_state(c, CONN_CLOSING);
+        return NEED_INPUT;
+    case BIN_DONE:
+        break;
+    }
+    c->rstart += used;
+    __atomic_store_n(&c->last_cmd_time, items_now(), __ATOMIC_RELAXED);
+    if (c->state == CONN_PARSE_CMD)
+        set_state(c, CONN_NEW_CMD);
+    return YIELD; /* one command done; the caller counts */
+}
+
+/* Runs one complete command line or binary request, if one is buffered.
+ * The first byte of a negotiating connection decides its protocol. */
 static enum progress next_command(struct conn *c)
 {
+    if (c->proto == MC_PROTO_NEGOTIATE) {
+        bool bin = (unsigned char)c->rbuf[c->rstart] == BIN_REQ_MAGIC;
+        c->proto = bin ? MC_PROTO_BINARY : MC_PROTO_ASCII;
+    }
+    if (c->proto == MC_PROTO_BINARY)
+        return next_bin_command(c);
+
     char *start = c->rbuf + c->rstart;
     size_t avail = c->rend - c->rstart;
     char *nl = memchr(start, '\n', avail);
@@ -766,7 +801,13 @@ static bool consume_block(struct conn *c)
         if (c->nread_left > 0)
             return false;
         set_state(c, CONN_NEW_CMD);
-        proto_nread_done(c);
+        /* Cleared first: the ASCII protocols never set it. */
+        bool binary = c->pend.binary;
+        c->pend.binary = false;
+        if (binary)
+            proto_bin_nread_done(c);
+        else
+            proto_nread_done(c);
         return true;
     }
     size_t n = avail < c->swallow_left ? avail : c->swallow_left;
@@ -906,6 +947,7 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
         c->fd = fd;
         c->transport = transport;
         c->w = w;
+        c->proto = settings.binding_protocol;
         c->last_cmd_time = items_now();
         c->peerlen = sizeof(c->peer);
         c->locallen = sizeof(c->local);
@@ -926,9 +968,14 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
         return NULL;
     }
     if (transport != TRANSPORT_UDP) {
+        static const char *const kind[] = {
+            [MC_PROTO_NEGOTIATE] = "auto-negotiating client connection",
+            [MC_PROTO_ASCII] = "ascii client connection.",
+            [MC_PROTO_BINARY] = "binary client connection.",
+        };
         stats_inc(TC_TOTAL_CONNS);
         if (SETTING_GET(verbose) > 1)
-            fprintf(stderr, "<%d new auto-negotiating client connection\n", fd);
+            fprintf(stderr, "<%d new %s\n", fd, kind[c->proto]);
     }
     return c;
 }
@@ -937,11 +984,14 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
 
 /* Runs the commands of one datagram (data is the payload after the UDP
  * frame header); replies stay queued for udp.c. A storage command whose
- * data block is not all in the datagram is dropped. */
+ * data block is not all in the datagram is dropped. The datagram's first
+ * byte says which protocol all of its commands speak, whatever -B says
+ * (as memcached). */
 void conn_udp_process(struct conn *c, char *data, size_t len)
 {
     int budget = INT32_MAX;
 
+    c->proto = MC_PROTO_NEGOTIATE;
     c->rbuf = data;
     c->rsize = c->rend = len;
     c->rstart = 0;
@@ -951,6 +1001,7 @@ void conn_udp_process(struct conn *c, char *data, size_t len)
     if (c->pend.it) {
         item_release(c->pend.it);
         c->pend.it = NULL;
+        c->pend.binary = false;
     }
     c->rbuf = NULL;
     c->rsize = c->rstart = c->rend = 0;

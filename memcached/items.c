@@ -698,16 +698,14 @@ static struct item *combine(struct item *old_it, struct item *it,
 /*
  * Decides a store against the existing item (memcached's do_store_item).
  * Returns the item to publish (it, or a combined copy with a reference the
- * caller drops), or NULL with *st saying why nothing is stored. *cas gets
- * the CAS the published item must carry.
+ * caller drops), or NULL with *st saying why nothing is stored.
  */
 static struct item *store_decide(struct item *old_it, struct item *it,
                                  const struct store_req *req,
-                                 enum item_status *st, uint64_t *cas)
+                                 enum item_status *st)
 {
     enum store_op op = req->op;
 
-    *cas = next_cas();
     if (old_it == NULL) {
         if (op == STORE_SET || op == STORE_ADD)
             return it;
@@ -781,8 +779,11 @@ enum item_status item_store(struct item *it, const struct store_req *req,
     pthread_mutex_lock(lk);
     struct item *old_it =
         find_live(item_key(it), it->nic.nkey, &kh, items_now(), &why);
-    struct item *pub = store_decide(old_it, it, req, &st, &cas);
+    struct item *pub = store_decide(old_it, it, req, &st);
     if (pub) {
+        /* Only a store that happens takes a CAS id, as in memcached, so
+         * clients see the same sequence of ids. */
+        cas = next_cas();
         item_seal(pub, cas);
         if (old_it)
             do_item_replace(old_it, pub, &kh);

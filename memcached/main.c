@@ -94,8 +94,8 @@ static void usage(void)
         "(default: 20)\n"
         "-b, --listen-backlog=<num> set the backlog queue limit (default: "
         "1024)\n"
-        "-B, --protocol=<name>     protocol: ascii or auto (ascii; no binary "
-        "protocol)\n"
+        "-B, --protocol=<name>     protocol - one of ascii, binary, or auto "
+        "(default: auto-negotiate)\n"
         "-I, --max-item-size=<num> adjusts max item size (default: 1m, min: "
         "1k, max: 1024m)\n"
         "-F, --disable-flush-all   disable flush_all command\n"
@@ -335,9 +335,15 @@ static void parse_args(int argc, char **argv)
             settings.backlog = (int)number_arg("-b", optarg, 1, 1 << 20);
             break;
         case 'B':
-            if (strcmp(optarg, "ascii") != 0 && strcmp(optarg, "auto") != 0)
-                usage_error("Invalid value for -B: \"%s\" (this server "
-                            "speaks ascii only)",
+            if (strcmp(optarg, "auto") == 0)
+                settings.binding_protocol = MC_PROTO_NEGOTIATE;
+            else if (strcmp(optarg, "binary") == 0)
+                settings.binding_protocol = MC_PROTO_BINARY;
+            else if (strcmp(optarg, "ascii") == 0)
+                settings.binding_protocol = MC_PROTO_ASCII;
+            else
+                usage_error("Invalid value for binding protocol: %s\n"
+                            " -- should be one of auto, binary, or ascii",
                             optarg);
             break;
         case 'I':

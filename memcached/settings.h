@@ -16,37 +16,46 @@
 /* Exit code for bad command-line usage (sysexits.h EX_USAGE). */
 #define MC_EXIT_USAGE 64
 
+/* -B: the protocol a TCP or unix connection speaks (UDP decides per
+ * datagram, as memcached does). */
+enum mc_protocol {
+    MC_PROTO_NEGOTIATE, /* auto: a first byte of 0x80 means binary */
+    MC_PROTO_ASCII,
+    MC_PROTO_BINARY,
+};
+
 struct settings {
-    size_t maxbytes;              /* -m, bytes of item memory */
-    int maxconns;                 /* -c */
-    int port;                     /* -p */
-    int udpport;                  /* -U, 0 = off */
-    char *inter;                  /* -l, comma-separated listen addresses */
-    int verbose;                  /* -v count; "verbosity" changes it */
-    bool evict_to_free;           /* false with -M */
-    char *socketpath;             /* -s, NULL = TCP/UDP */
-    int access;                   /* -a, umask of the unix socket (octal) */
-    bool shutdown_command;        /* -A */
-    double factor;                /* -f */
-    int chunk_size;               /* -n */
-    int num_threads;              /* -t */
-    char prefix_delimiter;        /* -D */
-    bool detail_enabled;          /* "stats detail on" */
-    int reqs_per_event;           /* -R */
-    int backlog;                  /* -b */
-    size_t item_size_max;         /* -I */
-    bool maxconns_fast;           /* -o maxconns_fast */
-    int hashpower_init;           /* -o hashpower */
-    bool flush_enabled;           /* false with -F */
-    bool dump_enabled;            /* false with -X */
-    bool lru_crawler;             /* -o no_lru_crawler turns it off */
-    int lru_crawler_sleep;        /* -o lru_crawler_sleep, microseconds */
-    uint32_t lru_crawler_tocrawl; /* -o lru_crawler_tocrawl */
-    int idle_timeout;             /* -o idle_timeout, seconds, 0 = never */
-    bool track_sizes;             /* -o track_sizes, "stats sizes_enable" */
-    bool daemonize;               /* -d */
-    char *pid_file;               /* -P */
-    char *username;               /* -u */
+    size_t maxbytes;       /* -m, bytes of item memory */
+    int maxconns;          /* -c */
+    int port;              /* -p */
+    int udpport;           /* -U, 0 = off */
+    char *inter;           /* -l, comma-separated listen addresses */
+    int verbose;           /* -v count; "verbosity" changes it */
+    bool evict_to_free;    /* false with -M */
+    char *socketpath;      /* -s, NULL = TCP/UDP */
+    int access;            /* -a, umask of the unix socket (octal) */
+    bool shutdown_command; /* -A */
+    double factor;         /* -f */
+    int chunk_size;        /* -n */
+    int num_threads;       /* -t */
+    char prefix_delimiter; /* -D */
+    bool detail_enabled;   /* "stats detail on" */
+    int reqs_per_event;    /* -R */
+    int backlog;           /* -b */
+    enum mc_protocol binding_protocol; /* -B */
+    size_t item_size_max;              /* -I */
+    bool maxconns_fast;                /* -o maxconns_fast */
+    int hashpower_init;                /* -o hashpower */
+    bool flush_enabled;                /* false with -F */
+    bool dump_enabled;                 /* false with -X */
+    bool lru_crawler;                  /* -o no_lru_crawler turns it off */
+    int lru_crawler_sleep;             /* -o lru_crawler_sleep, microseconds */
+    uint32_t lru_crawler_tocrawl;      /* -o lru_crawler_tocrawl */
+    int idle_timeout;                  /* -o idle_timeout, seconds, 0 = never */
+    bool track_sizes; /* -o track_sizes, "stats sizes_enable" */
+    bool daemonize;   /* -d */
+    char *pid_file;   /* -P */
+    char *username;   /* -u */
 };
 
 extern struct settings settings;
