@@ -21,7 +21,7 @@ BAD_FLAGS = [
     ["-m", "0"], ["-m", "-5"], ["-t", "0"], ["-c", "0"], ["-f", "1.0"],
     ["-f", "x"], ["-n", "0"], ["-I", "100"], ["-I", "2000m"], ["-I", "1x"],
     ["-m", "1", "-I", "1m"], ["-o", "bogus"], ["-o", "hashpower=99"],
-    ["-o", "hash_algorithm=jenkins"], ["-B", "binary"], ["-R", "0"],
+    ["-o", "hash_algorithm=jenkins"], ["-B", "bin"], ["-R", "0"],
     ["-a", "999"], ["-D", "ab"], ["extra-argument"],
 ]
 
