@@ -5,7 +5,9 @@
  * Request checking follows memcached 1.6.18 step by step, because clients
  * and tests see its exact bytes:
  *   - a header whose magic is not 0x80 closes the connection, no reply;
- *   - nothing is decided before the header, extras and key are buffered;
+ *   - nothing is decided before the header, extras and key are buffered,
+ *     and if they are longer than memcached's 16 KB read buffer, the
+ *     connection closes without a reply when that much has arrived;
  *   - key or key + extras longer than the body: "Unknown command", close;
  *   - a key longer than 250 bytes, or extras, key or body lengths a known
  *     opcode does not accept: "Invalid arguments", close;
@@ -34,6 +36,11 @@
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
 #include "memcached/stats_prefix.h"
+
+/* memcached's read buffer: a request whose header, extras and key do not
+ * fit in it can never be parsed there, and the connection is closed once
+ * the buffer is full. */
+#define BIN_HEAD_MAX 16384
 
 /* A decoded request header, with pointers into the caller's buffer. */
 struct bin_req {
@@ -283,13 +290,12 @@ static void store_start(struct conn *c, const struct bin_req *r,
     struct item *it = item_alloc(r->key, r->keylen, flags,
                                  items_realtime(exptime), vlen, &why);
     if (it == NULL) {
-        if (why == ITEM_TOO_LARGE) {
-            stats_inc(TC_STORE_TOO_LARGE);
+        /* Not counted in store_too_large / store_no_memory: memcached
+         * counts those for ASCII commands only. */
+        if (why == ITEM_TOO_LARGE)
             out_error(c, r, BIN_E2BIG);
-        } else {
-            stats_inc(TC_STORE_NO_MEMORY);
+        else
             out_error_text(c, r, "Out of memory allocating item");
-        }
         conn_swallow(c, vlen);
         /* A failed set must not leave the old value readable. */
         if (r->base == BIN_CMD_SET)
@@ -671,7 +677,7 @@ enum bin_result proto_bin_process(struct conn *c, const char *buf, size_t avail,
     r.cas = get64(h + BIN_OFF_CAS);
     size_t head = BIN_HEADER_LEN + (size_t)r.extlen + r.keylen;
     if (avail < head)
-        return BIN_NEED_MORE;
+        return avail >= BIN_HEAD_MAX ? BIN_CLOSE : BIN_NEED_MORE;
     *used = head;
     r.ext = h + BIN_HEADER_LEN;
     r.key = buf + BIN_HEADER_LEN + r.extlen;
