@@ -428,8 +428,9 @@ MALFORMED = [
     ("lru_crawler usage", b"lru_crawler bogus x\r\n", b"ERROR\r\n"),
     ("meta unknown", b"mx foo\r\n", b"ERROR\r\n"),
     ("meta no key", b"mg\r\n", b"ERROR\r\n"),
-    # No binary protocol: its magic byte is just an unknown command.
-    ("binary protocol magic", b"\x80\x00\x00\x00\r\n", b"ERROR\r\n"),
+    # Only a first byte of 0x80 (the request magic) means binary
+    # (t/proto_bin.py); the response magic is just an unknown command.
+    ("binary response magic", b"\x81\x00\x00\x00\r\n", b"ERROR\r\n"),
 ]
 
 
