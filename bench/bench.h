@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench.h - what rdn-bench's modes share: the run context (options,
  * the open device), latency samples and their percentiles, and result
@@ -13,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rdn/rnic.h"
+#include "rdn/rnic/rnic.h"
 
 /* Where measured keys sit in the server's table (bench/bench_keys.c). */
 enum kv_placement {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_crash.c - `rdn-bench crash [options]`: the crash experiment
  * (the paper's Figure 16). Its one implementation is the Python driver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_crash_load.c - `rdn-bench crash-load`: the steady GET load of
  * the crash experiment (bench/crash-bench, the paper's Figure 16).

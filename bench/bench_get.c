@@ -1,11 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_get.c - `rdn-bench get`: the offloaded GET's chain against
  * one RDMA READ of the same size ("ideal"), on the same softnic, for values
  * of 64 B .. 64 KB.
  *
  * redn: a client GETs a key from a table built in NIC memory
- *       (rdn/offload_table.h), answered by the server pipeline of
- *       rdn/offload_chain.h: SEND, two workers READ both buckets and CAS
+ *       (t/support/offload_table.h), answered by the server pipeline of
+ *       rdn/offload/pipeline.h: SEND, two workers READ both buckets and CAS
  *       every slot, the response WRITEs the item, the WRITE_IMM ends it.
  *       The client judges every answer as librdn does; a value that is
  *       not the stored one counts as an error. Re-arming (the server's CPU
@@ -26,7 +27,7 @@
 #include "bench/bench.h"
 #include "bench/bench_get.h"
 #include "proto/keyhash.h"
-#include "rdn/offload_table.h"
+#include "t/support/offload_table.h"
 
 #define GET_MAX_VALUE (64 * 1024)
 #define GET_ITERS     128 /* units of the recycled chain's lap */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_get.h - `rdn-bench get` (bench/bench_get.c): the offloaded
  * GET's chain against one READ of the same size, 64 B .. 64 KB.

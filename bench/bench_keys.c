@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_keys.c - the keys of rdn-bench's key-value modes, and where
  * they land in the server's cuckoo table (the collision experiment).
@@ -22,7 +23,7 @@
 
 #include "bench/bench_kv.h"
 #include "proto/keyhash.h"
-#include "rdn/baseline_cli.h"
+#include "rdn/baseline/baseline_cli.h"
 
 #define MAX_HASHPOWER 22 /* candidates: two per bucket */
 

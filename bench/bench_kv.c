@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_kv.c - the driver of rdn-bench's key-value modes (see
  * bench_kv.h): storing the keys, writer threads, measuring threads,

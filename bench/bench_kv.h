@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_kv.h - the key-value modes of rdn-bench: GETs of a running
  * memcached through one "system" (TCP, the offloaded GET, a baseline).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_micro.c - `rdn-bench micro`: the NIC's own numbers.
  *   - READ, WRITE and CAS round trips from one QP to another (8 B..64 KB);

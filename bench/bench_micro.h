@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_micro.h - helpers shared by the parts of `rdn-bench micro`.
  */
@@ -5,7 +6,7 @@
 #define BENCH_BENCH_MICRO_H
 
 #include "bench/bench.h"
-#include "rdn/chain.h"
+#include "rdn/chain/chain.h"
 
 #define BM_NO_PEER ((struct chain_q *)1) /* bm_queue: leave unconnected */
 

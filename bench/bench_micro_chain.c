@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_micro_chain.c - chains in `rdn-bench micro`.
  *

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_onesided.c - `rdn-bench onesided` (FaRM-style: READ both
  * candidate buckets, then the item) and `rdn-bench ideal` (one READ of an
  * item whose place the client learnt beforehand: the least a remote GET
- * can cost). Both need memcached --rdn-baselines (rdn/baseline_cli.h).
+ * can cost). Both need memcached --rdn-baselines (rdn/baseline/baseline_cli.h).
  */
 #include "config.h"
 
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 
 #include "bench/bench_kv.h"
-#include "rdn/baseline_cli.h"
+#include "rdn/baseline/baseline_cli.h"
 
 /* A one-sided connection and, for ideal, where each key's item is. */
 struct os_h {

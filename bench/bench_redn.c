@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * bench/bench_redn.c - the offloaded GET through librdn (rdn/client.h):
+ * bench/bench_redn.c - the offloaded GET through librdn (rdn/librdn/client.h):
  *
  *   kv_sys_redn      `rdn-bench redn`: the TCP fallback off, so every
  *                    answer timed is one the server's NIC gave (an answer
@@ -17,7 +18,7 @@
 #include <stdlib.h>
 
 #include "bench/bench_kv.h"
-#include "rdn/client.h"
+#include "rdn/librdn/client.h"
 
 static int redn_connect(struct bench_ctx *c, int no_fallback, void **h)
 {

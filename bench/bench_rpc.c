@@ -1,15 +1,16 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_rpc.c - `rdn-bench rpc-poll` and `rdn-bench rpc-event`: RPC
  * over RDMA (SEND the key, a server thread looks it up through the cache
  * and WRITEs the item back), the server thread polling its CQ or sleeping
- * on it. Needs memcached --rdn-baselines (rdn/baseline_cli.h).
+ * on it. Needs memcached --rdn-baselines (rdn/baseline/baseline_cli.h).
  */
 #include "config.h"
 
 #include <errno.h>
 
 #include "bench/bench_kv.h"
-#include "rdn/baseline_cli.h"
+#include "rdn/baseline/baseline_cli.h"
 
 static int rpc_open(struct bench_ctx *c, enum bl_kind kind, void **h)
 {
@@ -58,7 +59,8 @@ static void rpc_close(void *h)
     bl_close(h);
 }
 
-/* A failed RPC breaks its connection (rdn/baseline_cli.h): not healing. */
+/* A failed RPC breaks its connection (rdn/baseline/baseline_cli.h): not
+ * healing. */
 const struct kv_sys kv_sys_rpc_poll = {poll_open, NULL, rpc_get, rpc_close,
                                        false};
 const struct kv_sys kv_sys_rpc_event = {event_open, NULL, rpc_get, rpc_close,

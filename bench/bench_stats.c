@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_stats.c - samples, percentiles and result rows (a readable
  * table, or one JSON object per line) for every rdn-bench mode.

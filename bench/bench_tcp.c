@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/bench_tcp.c - `rdn-bench tcp`: GETs over TCP with libmemcached,
  * against this server or any memcached (Debian's stock one included).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Build rules for bench/ (included by the top-level Makefile.am).
 
 # rdn-bench: one program, a mode per subcommand (bench/bench_<mode>.c).
@@ -14,11 +15,11 @@ bench_rdn_bench_SOURCES = bench/rdn-bench.c bench/bench_stats.c \
 bench_rdn_bench_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DBENCH_SRCDIR='"$(abs_top_srcdir)/bench"'
 bench_rdn_bench_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
-bench_rdn_bench_LDADD = rdn/programs/librdnprog.a rdn/librdnbaseline.a \
-	$(RDN_CLIENT_LIBS) -lpthread -lm
+bench_rdn_bench_LDADD = rdn/programs/librdnprog.a t/support/libofltable.a \
+	$(LIBRDN_LIBS) $(BASELINE_LIBS) $(OFFLOAD_LIBS) -lpthread -lm
 noinst_HEADERS += bench/bench.h bench/bench_micro.h bench/bench_kv.h
 
-# `rdn-bench get` (the offload's chain against one READ): OFFLOAD's part.
+# `rdn-bench get`: the offload's chain on a hand-built table against one READ.
 bench_rdn_bench_SOURCES += bench/bench_get.c
 noinst_HEADERS += bench/bench_get.h
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/rdn-bench.c - the benchmark tool: `rdn-bench MODE [options]`.
  * Options common to every mode are parsed here; each mode lives in its

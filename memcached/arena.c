@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/arena.c - one mapped region, carved by a bump pointer.
  *

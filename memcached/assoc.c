@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/assoc.c - the cuckoo index: slots, lookups, placement and
  * displacement, the stash, mutations and the life cycle (see assoc.h for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/assoc.h - the key index: a set-associative cuckoo table in the
  * style of MemC3, laid out exactly as proto/table.h so the NIC can read it.

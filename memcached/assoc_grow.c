@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/assoc_grow.c - the cuckoo index's growth: building the larger
  * table, migrating the old one into it (the migration thread, plus a few

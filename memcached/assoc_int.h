@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/assoc_int.h - what the two halves of the cuckoo index share.
  * Internal to memcached/assoc.c (slots, lookups, placement, the stash,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/bl_glue.c - the cache's side of the RDMA baselines (see
  * bl_glue.h): the RPC threads look keys up with item_get(), as a GET
@@ -13,7 +14,7 @@
 
 #include "memcached/bl_glue.h"
 #include "memcached/items.h"
-#include "rdn/baseline_srv.h"
+#include "rdn/baseline/baseline_srv.h"
 
 static struct {
     int port; /* 0: off */

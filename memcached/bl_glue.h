@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/bl_glue.h - connects the cache to the benchmark's RDMA
- * baselines (rdn/baseline_srv.h) when --rdn-baselines PORT is given
+ * baselines (rdn/baseline/baseline_srv.h) when --rdn-baselines PORT is given
  * (with --rdn-port: they share the offload's NIC and memory). Off by
  * default: the one-sided baseline lets clients read the table and the
  * items. Without the flag every function here is a no-op.
@@ -15,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "rdn/rnic.h"
+#include "rdn/rnic/rnic.h"
 
 /* --rdn-baselines PORT. 0, or -EINVAL for a bad value. */
 int bl_glue_option(const char *value);

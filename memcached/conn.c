@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/conn.c - connection state machine, input buffering and reply
  * transmission (see conn.h). UDP framing lives in udp.c.

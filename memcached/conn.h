@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/conn.h - a client connection: its state machine, read buffer,
  * data-block reads, and the output queue of iovecs that replies are built

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/crawler.c - the background expiry crawler (see crawler.h).
  *
@@ -17,7 +18,7 @@
 
 #include "memcached/assoc.h"
 #include "memcached/crawler.h"
-#include "memcached/items_internal.h"
+#include "memcached/items_int.h"
 #include "memcached/settings.h"
 #include "memcached/stats.h"
 

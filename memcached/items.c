@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/items.c - items: allocation with LRU eviction, lookup with lazy
  * expiry, copy-on-write mutations, flush_all and the per-class LRUs.
@@ -18,7 +19,7 @@
 #include "memcached/assoc.h"
 #include "memcached/crawler.h"
 #include "memcached/items.h"
-#include "memcached/items_internal.h"
+#include "memcached/items_int.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
 #include "memcached/stats.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/items.h - cached items: allocation, lookup, the store
  * operations, LRU eviction, expiry and flush.

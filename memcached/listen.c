@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/listen.c - listening sockets and accepting (see listen.h).
  */

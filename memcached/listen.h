@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/listen.h - listening sockets and the accept loop (the main
  * thread's event loop), which hands connections to the workers.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Build rules for memcached/ (included by the top-level Makefile.am).
 
 # The storage layer: arena, slab allocator, cuckoo index, stats sink.
@@ -19,7 +20,7 @@ memcached_libmcserver_a_SOURCES = memcached/settings.c memcached/items.c \
 	memcached/proto_text.c memcached/proto_meta.c memcached/proto_bin.c
 memcached_libmcserver_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 noinst_HEADERS += memcached/settings.h memcached/items.h \
-	memcached/items_internal.h memcached/crawler.h memcached/stats.h \
+	memcached/items_int.h memcached/crawler.h memcached/stats.h \
 	memcached/stats_prefix.h memcached/stats_cmd.h memcached/conn.h \
 	memcached/udp.h memcached/thread.h memcached/listen.h \
 	memcached/proto_parse.h memcached/proto_text.h memcached/proto_meta.h \
@@ -33,14 +34,13 @@ memcached_memcached_SOURCES = memcached/main.c
 memcached_memcached_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 memcached_memcached_LDADD = $(MCSERVER_LIBS)
 
-# The offloaded GET's glue (--rdn-port) and the offload it links
-# (rdn/local.mk, "offload" part).
+# The offloaded GET's glue (--rdn-port, rdn/offload/offload.h).
 memcached_libmcserver_a_SOURCES += memcached/rdn_glue.c
 noinst_HEADERS += memcached/rdn_glue.h
-# The benchmark's RDMA baselines (--rdn-baselines, rdn/baseline_srv.h).
+# The benchmark's RDMA baselines (--rdn-baselines, rdn/baseline/baseline_srv.h).
 memcached_libmcserver_a_SOURCES += memcached/bl_glue.c
 noinst_HEADERS += memcached/bl_glue.h
-MCSERVER_LIBS += rdn/librdnbaseline.a $(RDN_OFFLOAD_LIBS)
+MCSERVER_LIBS += rdn/baseline/librdnbaseline.a $(OFFLOAD_LIBS)
 
 # Persistence across restarts (--rdn-port): the superblock and adoption.
 memcached_libmcserver_a_SOURCES += memcached/persist.c \

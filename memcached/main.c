@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/main.c - command line, start-up and shutdown of the server.
  *

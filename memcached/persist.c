@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/persist.c - building the storage fresh or over a previous
  * process's memory, and the superblock that makes the latter possible

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/persist.h - the cache's memory outlives the process: building
  * the storage (arena, slab classes, cuckoo index, LRUs) either fresh or by
  * adopting what a previous process left in persistent memory (rdn-nicd
- * keeps the NIC memory of a crashed or kept server, rdn/offload.h).
+ * keeps the NIC memory of a crashed or kept server, rdn/offload/offload.h).
  *
  * What persists: the item arena and the tables (the NIC reads both, so they
  * are always in NIC memory with --rdn-port) and a small superblock in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/persist_adopt.c - validating a previous process's table and
  * items and rebuilding the CPU-side state from them (see persist.h for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/persist_int.h - the superblock's layout and what the two halves
  * of memcached/persist.h share: persist.c (the superblock, the hooks that

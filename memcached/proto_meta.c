@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/proto_meta.c - meta commands (see proto_meta.h).
  *

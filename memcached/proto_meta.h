@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/proto_meta.h - the meta protocol of memcached 1.6.18: mg, ms,
  * md, ma, mn, me, with their flags, base64 keys, opaque tokens, quiet mode

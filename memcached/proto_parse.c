@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/proto_parse.c - tokenizer, number parsing and formatting,
  * base64 (see proto_parse.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/proto_parse.h - lexical helpers of the ASCII protocol:
  * memcached's tokenizer, its strict number parsers, fast decimal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/proto_text.c - classic ASCII commands (see proto_text.h).
  *

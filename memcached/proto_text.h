@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/proto_text.h - the classic ASCII protocol: command dispatch
  * (meta commands go on to proto_meta.c, "stats" to stats.c) and the

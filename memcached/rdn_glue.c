@@ -1,12 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/rdn_glue.c - the cache's side of the offloaded GET (see
- * rdn_glue.h and rdn/offload.h).
+ * rdn_glue.h and rdn/offload/offload.h).
  *
  * What the NIC cannot do by itself, the glue does for it:
  *   - it has no clock: the expiry thread crawls every class once a second
  *     (crawler_crawl_class() unlinks expired and flushed items), so an
  *     expired item leaves the table within about a second; clients also
- *     check expiry times themselves (rdn/offload_client.c);
+ *     check expiry times themselves (rdn/librdn/nic_client.c);
  *   - flush_all kills items without touching them: the glue changes the
  *     generation word at once (every client then asks the server, and
  *     refreshes), crawls, and holds refresh answers until the crawl ends;
@@ -40,7 +41,7 @@
 #include "memcached/rdn_glue.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
-#include "rdn/offload.h"
+#include "rdn/offload/offload.h"
 
 #define EXPIRY_PERIOD_MS 1000
 #define QUIESCE_MAX_S    10

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/rdn_glue.h - connects the cache to the offloaded GET
- * (rdn/offload.h), when --rdn-port is given: the item arena and the cuckoo
- * table live in NIC memory, table switches and flush_all reach the NIC's
+ * (rdn/offload/offload.h), when --rdn-port is given: the item arena and the
+ * cuckoo table live in NIC memory, table switches and flush_all reach the NIC's
  * clients, freed items wait for the NIC's readers (slabs' horizon), expired
  * items leave the table within a second, and the stats show the offload.
  * Without --rdn-port every function here is a no-op.

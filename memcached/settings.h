@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/settings.h - the server's configuration, filled from the command
  * line by main.c before any thread starts and read-only afterwards, except

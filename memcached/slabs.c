@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/slabs.c - size classes of contiguous chunks carved from arena
  * pages, with deferred reuse for chunks the NIC may still read.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/slabs.h - memcached's slab allocator, for contiguous items.
  *

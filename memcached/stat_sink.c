@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/stat_sink.c - printf-style reporting into a stat sink.
  */

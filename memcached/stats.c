@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/stats.c - the per-thread counters: registration, sums and the
  * "stats reset" baseline.

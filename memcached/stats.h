@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/stats.h - the server's counters and the "stats" command family.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/stats_cmd.c - the "stats" command family, with memcached
  * 1.6.18's names and order so tools that parse them work.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/stats_cmd.h - the "stats" command and its sub-commands:
  * settings, items, slabs, sizes, sizes_enable/disable, conns,

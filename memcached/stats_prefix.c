@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/stats_prefix.c - per-prefix counters (see stats_prefix.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/stats_prefix.h - "stats detail": per key-prefix counters.
  *

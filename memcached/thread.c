@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/thread.c - worker threads and the hand-over of connections.
  */

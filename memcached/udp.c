@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/udp.c - UDP request framing and reply fragmentation.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memcached/udp.h - the UDP transport (-U): every worker reads requests
  * from the shared UDP socket. A request is one datagram: an 8-byte frame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/item.h - an item as the NIC sends it and an RDMA client reads it.
  *

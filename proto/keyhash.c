@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/keyhash.c - a key's fingerprint and candidate buckets, exactly as
  * proto/keyhash.h defines them (the wire contract with RDMA clients).

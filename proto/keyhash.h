@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/keyhash.h - how a key maps to its fingerprint and its two candidate
  * buckets. The server and every RDMA client must compute exactly this, so it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/mlx5.h - the byte format of send work queue entries (WQEs) as a
  * ConnectX (mlx5) NIC reads them, shared by the chain assembler, softnic and
@@ -20,11 +21,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MLX5_SEND_WQE_BB   64 /* bytes in one basic block */
-#define MLX5_SEND_WQE_DS   16 /* bytes in one segment (the unit of ds) */
-#define MLX5_WQE_MAX_DS    63 /* ds is 6 bits wide */
-#define MLX5_RECV_MAX_SGE  16 /* scatter entries in one receive WQE */
-#define MLX5_INVALID_LKEY  0x100 /* ends a receive scatter list early */
+#define MLX5_SEND_WQE_BB  64    /* bytes in one basic block */
+#define MLX5_SEND_WQE_DS  16    /* bytes in one segment (the unit of ds) */
+#define MLX5_WQE_MAX_DS   63    /* ds is 6 bits wide */
+#define MLX5_RECV_MAX_SGE 16    /* scatter entries in one receive WQE */
+#define MLX5_INVALID_LKEY 0x100 /* ends a receive scatter list early */
 
 /* Send opcodes (low byte of the control segment's first word). */
 enum mlx5_opcode {
@@ -79,7 +80,7 @@ struct mlx5_data_seg {
 /* Cross-channel segment of WAIT, SEND_EN and RECV_EN. */
 struct mlx5_wait_en_seg {
     uint8_t rsvd[8];
-    uint32_t index; /* be: WAIT: CQ completion count; *_EN: producer index */
+    uint32_t index;   /* be: WAIT: CQ completion count; *_EN: producer index */
     uint32_t obj_num; /* be: CQN for WAIT, QPN for SEND_EN / RECV_EN */
 };
 
@@ -139,8 +140,8 @@ static inline uint32_t mlx5_ctrl_qpn(const struct mlx5_ctrl_seg *c)
 static inline uint64_t mlx5_ctrl_id48_word(uint64_t id48, uint8_t opcode,
                                            uint8_t ds)
 {
-    uint32_t w0 = mlx5_ctrl_word0((id48 >> 40) & 0xff,
-                                  (id48 >> 24) & 0xffff, opcode);
+    uint32_t w0 =
+        mlx5_ctrl_word0((id48 >> 40) & 0xff, (id48 >> 24) & 0xffff, opcode);
     uint32_t w1 = mlx5_ctrl_word1(id48 & 0xffffff, ds);
     uint64_t mem;
     uint32_t be0 = htobe32(w0), be1 = htobe32(w1);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/murmur3.c - MurmurHash3, x64 128-bit variant, written from the
  * algorithm's public description (Austin Appleby, public domain). Blocks

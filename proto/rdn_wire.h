@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/rdn_wire.h - what an RDMA client and the server's offload module
  * say to each other: the control messages of the TCP handshake connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto/table.h - the cuckoo table's memory layout, shared by the server's
  * CPU path, the NIC chains and RDMA clients.

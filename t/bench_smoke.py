@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """t/bench_smoke.py - smoke test of the bench suite (scripts/bench --tiny
 and bench/rdn-bench crash).
 

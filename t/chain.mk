@@ -1,17 +1,17 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of chain (included by t/local.mk).
 
 # The assembler alone (no NIC): golden WQE bytes, wrap, fields, byte order.
 check_PROGRAMS += t/test_chain_asm
 TESTS += t/test_chain_asm
-t_test_chain_asm_SOURCES = t/test_chain_asm.c t/testutil.c
+t_test_chain_asm_SOURCES = t/test_chain_asm.c $(TESTUTIL)
 t_test_chain_asm_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-t_test_chain_asm_LDADD = rdn/librdnchain.a $(CHECK_LIBS)
+t_test_chain_asm_LDADD = $(CHAIN_LIBS) $(CHECK_LIBS)
 
 # Constructs, programs and the checker on softnic (in-process engine).
-CHAIN_TEST_SOURCES = t/chain_testutil.c t/chain_testutil.h t/testutil.c
+CHAIN_TEST_SOURCES = $(CHAIN_TESTUTIL) $(TESTUTIL)
 CHAIN_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-CHAIN_TEST_LDADD = rdn/programs/librdnprog.a rdn/librdnchain.a \
-	rdn/librnic.a $(CHECK_LIBS)
+CHAIN_TEST_LDADD = rdn/programs/librdnprog.a $(CHAIN_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += t/test_chain_if
 TESTS += t/test_chain_if
@@ -45,7 +45,7 @@ t_test_chain_rqdb_LDADD = $(CHAIN_TEST_LDADD)
 
 check_PROGRAMS += t/test_chain_persist
 TESTS += t/test_chain_persist
-t_test_chain_persist_SOURCES = t/test_chain_persist.c t/nicd_testutil.c \
-	t/nicd_testutil.h $(CHAIN_TEST_SOURCES)
+t_test_chain_persist_SOURCES = t/test_chain_persist.c $(NICD_TESTUTIL) \
+	$(CHAIN_TEST_SOURCES)
 t_test_chain_persist_CFLAGS = $(CHAIN_TEST_CFLAGS)
 t_test_chain_persist_LDADD = $(CHAIN_TEST_LDADD)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """t/conformance.py - conformance against clients no one here wrote.
 
 1. memccapable (libmemcached-tools), all of its tests, ASCII and binary:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/keyhash_dump.c - helper of t/test_keyhash_ref.py: reads lines
  * "hashpower seed hexkey" on stdin and prints, per line,

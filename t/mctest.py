@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """t/mctest.py - shared helpers of the server's protocol tests.
 
 Starts memcached/memcached on a free 127.0.0.1 port (retrying when another

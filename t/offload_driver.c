@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/offload_driver.c - the RDMA client the offload's end-to-end tests
  * (t/offload_*.py) run against a real memcached --rdn-port through
@@ -39,9 +40,9 @@
 #include <unistd.h>
 
 #include "proto/keyhash.h"
-#include "rdn/client.h"
-#include "rdn/offload_client.h"
-#include "rdn/offload_wire.h"
+#include "proto/rdn_framing.h"
+#include "rdn/librdn/client.h"
+#include "rdn/librdn/nic_client.h"
 
 static int rdn_port = 11212, tcp_port = 11211, no_fallback;
 
@@ -247,9 +248,12 @@ static int writer(int nkeys, double secs)
         snprintf(key, sizeof(key), "race-%d", (int)(seq % (uint64_t)nkeys));
         size_t n = race_value(buf, key, seq);
 
-        if (memcached_set(mc, key, strlen(key), buf, n, 0, 0) !=
-            MEMCACHED_SUCCESS) {
-            fprintf(stderr, "offload_driver: set failed\n");
+        memcached_return_t rc =
+            memcached_set(mc, key, strlen(key), buf, n, 0, 0);
+
+        if (rc != MEMCACHED_SUCCESS) {
+            fprintf(stderr, "offload_driver: set %llu failed: %s\n",
+                    (unsigned long long)seq, memcached_strerror(mc, rc));
             return 2;
         }
         seq++;

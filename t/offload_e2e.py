@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """t/offload_e2e.py - offloaded GETs end to end, in separate processes:
 memcached --rdn-port, a private rdn-nicd, RDMA clients (t/offload_driver).
 
@@ -531,7 +532,7 @@ def server_restart(t, sig):
 
 def test_cli(t, srv, port):
     import subprocess
-    cli = os.path.join(mctest.TOP_BUILDDIR, "rdn", "rdn-cli")
+    cli = os.path.join(mctest.TOP_BUILDDIR, "rdn", "librdn", "rdn-cli")
     base = [cli, "-p", str(port), "-t", str(srv.port)]
     r = subprocess.run(base + ["set", "cli-key", "hello"])
     t.eq("rdn-cli set", r.returncode, 0)

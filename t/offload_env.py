@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """t/offload_env.py - shared helpers of the offloaded-GET end-to-end tests.
 
 Starts a private rdn-nicd (its own socket in a temporary directory, killed

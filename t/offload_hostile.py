@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """t/offload_hostile.py - hostile RDMA clients cost only themselves.
 
 On the RDMA path (t/offload_driver hostile KIND, a client that does the

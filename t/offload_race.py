@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """t/offload_race.py - offloaded GETs racing with writers.
 
 A writer SETs a small key set continuously (every value carries its key,

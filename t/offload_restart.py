@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """t/offload_restart.py - a server killed or stopped comes back with its
 items (memcached/persist.h), end to end: memcached --rdn-port on a private
 rdn-nicd, restarted on the same ports (same rdn-nicd domain).
@@ -35,7 +36,7 @@ from offload_env import Driver, Nicd, _procs, accepts  # noqa: E402
 
 MB = 1024 * 1024
 MAGIC = b"RDNMCSB1"
-OFL_MAGIC = b"RDNOFL05"  # rdn/offload_persist.c's state
+OFL_MAGIC = b"RDNOFL05"  # rdn/offload/persist.c's state
 VERSION = struct.pack("<I", 2)  # memcached/persist_int.h's PERSIST_VERSION
 SB_TABLE_SEQ, SB_TABLES, TABLE_REC = 104, 112, 48
 REFUSED = "rdn: persistent table refused:"

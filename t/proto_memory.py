@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """t/proto_memory.py - memory limits: LRU eviction under -m pressure,
 -M errors instead of evictions, -I limits, and that the values left in the
 cache are always the ones stored (never a wrong value).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """t/proto_meta.py - the meta protocol (mg ms md ma mn me) over TCP.
 
 The exchange table holds the replies memcached 1.6.18 gives to the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """t/proto_server.py - command-line flags and transports: exit code 64 on
 bad flags, -h/-V, the root/-u rule, -l default 127.0.0.1, -c limit, -R
 yields, -A shutdown, -vv, -d/-P daemon mode, UDP (-U) and unix sockets (-s).

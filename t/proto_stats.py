@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """t/proto_stats.py - the "stats" family: memcached 1.6.18's field names,
 counters that move as commands run, reset, detail, sizes, cachedump, conns.
 """

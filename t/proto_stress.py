@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """t/proto_stress.py - a bounded concurrent stress of the server (-t 4,
 several clients, about 8 s): set/get/gets/delete/incr/touch/append/mg/ma,
 flush_all and connection churn mixed over a small shared key space. Every

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """t/proto_text.py - the classic ASCII protocol over TCP, exact replies.
 
 Covers every classic command and its replies, noreply, pipelining,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of server (included by t/local.mk).
 # Unit tests of the server's item layer, and the protocol tests, which
 # start memcached/memcached on free ports and drive it over TCP/UDP/unix.
@@ -9,7 +10,7 @@ TESTS += t/test_items $(SERVER_PY_TESTS)
 dist_check_SCRIPTS += $(SERVER_PY_TESTS)
 EXTRA_DIST += t/mctest.py t/pyclients.py
 
-t_test_items_SOURCES = t/test_items.c t/testutil.c
+t_test_items_SOURCES = t/test_items.c $(TESTUTIL)
 t_test_items_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
 t_test_items_LDADD = $(MCSERVER_LIBS) $(CHECK_LIBS)
 

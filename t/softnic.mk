@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of softnic (included by t/local.mk).
 
-SOFTNIC_TEST_SOURCES = t/test_softnic_util.c t/test_softnic_util.h
+SOFTNIC_TEST_SOURCES = $(SOFTNIC_TESTUTIL)
 SOFTNIC_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-SOFTNIC_TEST_LDADD = rdn/librnic.a $(CHECK_LIBS)
+SOFTNIC_TEST_LDADD = $(RNIC_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += t/test_softnic
 TESTS += t/test_softnic
@@ -37,7 +38,7 @@ t_test_softnic_strict_LDADD = $(SOFTNIC_TEST_LDADD)
 check_PROGRAMS += t/test_softnic_daemon
 TESTS += t/test_softnic_daemon
 t_test_softnic_daemon_SOURCES = t/test_softnic_daemon.c $(SOFTNIC_TEST_SOURCES) \
-	t/nicd_testutil.c t/nicd_testutil.h
+	$(NICD_TESTUTIL)
 t_test_softnic_daemon_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
 t_test_softnic_daemon_LDADD = $(SOFTNIC_TEST_LDADD)
 

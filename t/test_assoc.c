@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_assoc.c - the cuckoo index: insert/find/delete/replace, the slot
  * bytes of proto/table.h, full buckets and displacement paths, colliding
@@ -15,7 +16,7 @@
 
 #include "memcached/arena.h"
 #include "memcached/assoc.h"
-#include "t/testutil.h"
+#include "t/support/testutil.h"
 
 /* ---- items and keys --------------------------------------------------- */
 

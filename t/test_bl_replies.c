@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * t/test_bl_replies.c - the RPC baseline server (rdn/baseline_srv.c) on
- * "softnic-inproc" against a client that sends requests but never posts a
+ * t/test_bl_replies.c - the RPC baseline server (rdn/baseline/baseline_srv.c)
+ * on "softnic-inproc" against a client that sends requests but never posts a
  * receive for the replies: the replies pile up unacknowledged. The server
  * must drop that client and release every item reference it took exactly
  * once (a reference released twice, or never, corrupts the cache).
@@ -16,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdn/baseline_srv.h"
-#include "rdn/baseline_wire.h"
-#include "rdn/chain.h"
-#include "rdn/offload_wire.h"
-#include "t/testutil.h"
+#include "proto/rdn_framing.h"
+#include "rdn/baseline/baseline_srv.h"
+#include "rdn/baseline/baseline_wire.h"
+#include "rdn/chain/chain.h"
+#include "t/support/testutil.h"
 
 #define NREQ    200 /* more than the server's send ring holds */
 #define DEPTH   64

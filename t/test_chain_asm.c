@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_asm.c - the chain assembler without a NIC: golden WQE bytes
  * for every opcode (mlx5 layout, big-endian fields, ds counts), ring wrap,
@@ -12,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdn/chain.h"
-#include "t/testutil.h"
+#include "rdn/chain/chain.h"
+#include "t/support/testutil.h"
 
 #define RING_BB 8
 #define QPN     0x123

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_check.c - the chain checker: it passes the good chains (the
  * if-construct, the list walk with and without break, the recycled counter
@@ -17,7 +18,7 @@
 #include "rdn/programs/counter_loop.h"
 #include "rdn/programs/list_walk.h"
 #include "rdn/programs/turing.h"
-#include "t/chain_testutil.h"
+#include "t/support/chain_testutil.h"
 
 #define SRC_OFF 0
 #define DST_OFF 64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_if.c - the if-construct on softnic: both branches, the
  * boundary operands 0 and 2^48-1, every id byte taking part in the
@@ -10,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "t/chain_testutil.h"
+#include "t/support/chain_testutil.h"
 
 #define SRC_OFF 0
 #define DST_OFF 64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_loop.c - loops on softnic. Unrolled: 1..8 iterations, with
  * and without break, the break taken at the first, a middle and the last
@@ -13,7 +14,7 @@
 
 #include "rdn/programs/count_while.h"
 #include "rdn/programs/counter_loop.h"
-#include "t/chain_testutil.h"
+#include "t/support/chain_testutil.h"
 
 /*
  * Runs n iterations of count_while; returns the settled counter. done: the

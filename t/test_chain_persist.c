@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_persist.c - chain_q_persist / chain_q_attach through a
  * private rdn-nicd: a process builds a queue (own CQs, a receive queue, a
@@ -19,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "t/chain_testutil.h"
-#include "t/nicd_testutil.h"
+#include "t/support/chain_testutil.h"
+#include "t/support/nicd_testutil.h"
 
 #define DOMAIN  "chq"
 #define PREFIX  "getq"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_prog.c - programs that run on the NIC alone: the linked-list
  * walk (1..8 nodes, key at every position or absent, with and without
@@ -14,7 +15,7 @@
 #include "rdn/programs/counter_loop.h"
 #include "rdn/programs/list_walk.h"
 #include "rdn/programs/turing.h"
-#include "t/chain_testutil.h"
+#include "t/support/chain_testutil.h"
 
 #define VALUE_LEN 24
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_chain_rqdb.c - receives made available by RDMA: a chain WQE (a
  * loopback WRITE, or a READ whose scatter is the record) stores a new
@@ -12,7 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "t/chain_testutil.h"
+#include "t/support/chain_testutil.h"
 
 #define MSG_LEN   8
 #define SLOT_LEN  64

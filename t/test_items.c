@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_items.c - unit tests of memcached/items.c: copy-on-write stamps,
  * store semantics, CAS, expiry, flush, incr/decr edge cases, LRU eviction
@@ -16,11 +17,11 @@
 #include "memcached/assoc.h"
 #include "memcached/crawler.h"
 #include "memcached/items.h"
-#include "memcached/items_internal.h"
+#include "memcached/items_int.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
-#include "t/testutil.h"
+#include "t/support/testutil.h"
 
 static void storage_up(size_t mem_limit, bool evict)
 {

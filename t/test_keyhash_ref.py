@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """t/test_keyhash_ref.py - the C key hash against an independent Python
 implementation of MurmurHash3 x64-128 and of the rules in proto/keyhash.h,
 on random keys of every length from 0 to 300 bytes and random hashpowers.

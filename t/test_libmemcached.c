@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_libmemcached.c - round trips through libmemcached's C API (a
  * client no one here wrote) against a running server: set/get with flags,

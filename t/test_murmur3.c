@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_murmur3.c - MurmurHash3 x64-128 against reference vectors and the
  * key hash rules of proto/keyhash.h.
@@ -14,7 +15,7 @@
 #include <string.h>
 
 #include "proto/keyhash.h"
-#include "t/testutil.h"
+#include "t/support/testutil.h"
 
 struct vector {
     const char *key;

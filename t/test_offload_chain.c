@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_offload_chain.c - the offloaded GET's chain and its client half in
  * one process on "softnic-inproc": a hand-built table and item arena in
@@ -19,8 +20,8 @@
 #include <time.h>
 
 #include "proto/keyhash.h"
-#include "rdn/offload_table.h"
-#include "t/testutil.h"
+#include "t/support/offload_table.h"
+#include "t/support/testutil.h"
 
 #define HASHPOWER 4
 #define ITEM_MAX  (1024 * 1024)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_persist.c - unit tests of memcached/persist.c: a restart simulated
  * in-process. The "previous server" is a forked child that builds the
@@ -29,7 +30,7 @@
 #include "memcached/persist_int.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
-#include "t/testutil.h"
+#include "t/support/testutil.h"
 
 #define NKEYS       3000
 #define MEM_LIMIT   (32u << 20)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_slabs.c - the arena and the slab allocator: size classes as
  * memcached 1.6.18 computes them, memory limit, reuse, deferred reuse under
@@ -12,7 +13,7 @@
 
 #include "memcached/arena.h"
 #include "memcached/slabs.h"
-#include "t/testutil.h"
+#include "t/support/testutil.h"
 
 #define MB (1024 * 1024)
 

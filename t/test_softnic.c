@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic.c - every opcode on softnic, byte-exact on memory and
  * completions: NOP, WRITE, WRITE_IMM, SEND, SEND_IMM, READ, CAS, FADD,
@@ -9,7 +10,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "t/test_softnic_util.h"
+#include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_access.c - per-QP responder access (rnic_qp_init_attr's
  * access with RNIC_QP_RESTRICT_ACCESS, verbs' qp_access_flags) and the
@@ -10,7 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "t/test_softnic_util.h"
+#include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \

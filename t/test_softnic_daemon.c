@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_daemon.c - rdn-nicd: applications killed with SIGKILL
  * leave the daemon running with their objects freed; persistent objects
@@ -19,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "t/nicd_testutil.h"
-#include "t/test_softnic_util.h"
+#include "t/support/nicd_testutil.h"
+#include "t/support/test_softnic_util.h"
 
 /* A QP of d on cq (with a receive queue on rcq if rq), self-connected. */
 static struct rnic_qp *make_qp(struct rnic_device *d, struct rnic_cq *cq,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_errors.c - softnic's error model, as ibverbs has it: every
  * protection or length violation gives the right error completion, moves
@@ -11,7 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "t/test_softnic_util.h"
+#include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \

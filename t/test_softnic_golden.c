@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_golden.c - golden WQE bytes. For every opcode: the bytes
  * of a WQE with known fields, written out by hand from the mlx5 layout of
@@ -11,7 +12,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "t/test_softnic_util.h"
+#include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \

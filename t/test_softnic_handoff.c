@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_handoff.c - packets handed from one engine thread to
  * another: a READ's request goes from the requester's thread to the
@@ -16,7 +17,7 @@
 #include <time.h>
 
 #include "rdn/softnic/client.h"
-#include "t/test_softnic_util.h"
+#include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \

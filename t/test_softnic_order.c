@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_order.c - ordering and self-modification on softnic:
  * WAIT (absolute CQ counts), SEND_EN / RECV_EN of managed queues, managed
@@ -9,7 +10,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "t/test_softnic_util.h"
+#include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_strict.c - strict mode (prefetch window on send queues).
  *
@@ -15,7 +16,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "t/test_softnic_util.h"
+#include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * t/test_softnic_trace.c - the WQE trace and rdn-trace, and the cx5 timing
  * model's arithmetic as the trace shows it (model times are computed, not
@@ -13,7 +14,7 @@
 
 #include "rdn/softnic/timing.h"
 #include "rdn/softnic/trace.h"
-#include "t/test_softnic_util.h"
+#include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \

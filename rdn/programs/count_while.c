@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/count_while.c - a counting loop unrolled on the NIC (see
  * count_while.h).

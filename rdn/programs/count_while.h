@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/count_while.h - a counting loop unrolled on the NIC:
  *
@@ -17,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rdn/chain.h"
+#include "rdn/chain/chain.h"
 
 #define COUNT_WHILE_MAX 16
 

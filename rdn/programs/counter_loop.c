@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/counter_loop.c - a counter on a recycled ring (see
  * counter_loop.h). Lap layout (ring of LOOP_RING WQEBBs):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/counter_loop.h - a counter that runs on the NIC forever: a
  * recycled loop (see chain.h) whose lap adds one to `laps` in its first
@@ -12,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "rdn/chain.h"
+#include "rdn/chain/chain.h"
 
 #define COUNTER_STOP 1u
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/list_walk.c - linked-list traversal on the NIC (see
  * list_walk.h for the chain).

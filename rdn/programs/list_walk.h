@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/list_walk.h - linked-list traversal on the NIC (the RedN
  * paper's Figure 13): a client SENDs a 48-bit key; a chain pre-posted on
@@ -30,7 +31,7 @@
 #include <stdint.h>
 
 #include "proto/mlx5.h"
-#include "rdn/chain.h"
+#include "rdn/chain/chain.h"
 
 #define LIST_MAX_NODES 8 /* two scatter entries per node: 16 = RECV max */
 #define LIST_IMM_DONE  0x444f4e45u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/rdn-chain-demo.c - runs the NIC-only programs on softnic and
  * prints what they did, after the chain checker looked at them:

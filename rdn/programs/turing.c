@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/turing.c - a Turing machine on a recycled ring (see
  * turing.h for the encoding and the step).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/programs/turing.h - a Turing machine that runs on the NIC.
  *
@@ -35,7 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rdn/chain.h"
+#include "rdn/chain/chain.h"
 
 #define TM_MAX_STATES 8
 #define TM_MAX_CELLS  128

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/client.c - the rnic_ops of softnic, run in the application.
  *
@@ -18,8 +19,8 @@
 #include <unistd.h>
 
 #include "rdn/softnic/client.h"
-#include "rdn/softnic/engine.h"
-#include "rdn/softnic/obj.h"
+#include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/obj_int.h"
 
 struct sn_cmem {
     struct sn_cmem *next;

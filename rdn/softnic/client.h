@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/client.h - the application side of softnic, shared by both
  * providers: a transport carries control requests (a direct call into an
@@ -10,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rdn/provider.h"
+#include "rdn/rnic/provider.h"
 #include "rdn/softnic/ctl.h"
 
 struct sn_transport {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/cq.c - producing completions.
  *
@@ -11,7 +12,7 @@
 
 #include <limits.h>
 
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 
 static void sn_cq_lock(uint32_t *l)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/ctl.c - the control plane: sessions (one per application
  * connection, or per in-process device), devices and their persistent
@@ -15,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rdn/softnic/obj.h"
+#include "rdn/softnic/obj_int.h"
 
 #define sn_foreach_safe(l, n, head)                                            \
     for ((l) = (head)->next, (n) = (l)->next; (l) != (head);                   \

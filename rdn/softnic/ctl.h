@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/ctl.h - softnic's control plane: the requests an application
  * makes to create and destroy NIC objects, and the engine-side handler.
@@ -14,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "rdn/rnic.h"
+#include "rdn/rnic/rnic.h"
 
 #define SN_CTL_VERSION 3 /* 2: QP responder access; 3: big-endian rq_db */
 #define SN_PATH_MAX    256

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/daemon_client.c - the "softnic" provider: devices served by
  * the rdn-nicd daemon over its Unix socket, the daemon started (detached,
@@ -21,8 +22,8 @@
 #include <unistd.h>
 
 #include "rdn/softnic/client.h"
-#include "rdn/softnic/provider.h"
 #include "rdn/softnic/sock.h"
+#include "rdn/softnic/softnic.h"
 
 #define SN_AUTOSTART_WAIT_MS 5000
 

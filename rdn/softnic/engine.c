@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/engine.c - engine threads: the loop that serves doorbells,
  * packets, CQ events and timers, the sleep/wake protocol, and the
@@ -29,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 
 #define SN_SLEEP_SLACK_NS 100000u /* timers nearer than this: spin */
 #define SN_PEER_CHECK     2       /* spin steps between looks at peers */

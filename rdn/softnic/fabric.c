@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/fabric.c - packets between NICs of one engine: pooled
  * buffers, the wire's timing (serialization on the sender's port, one-way
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 
 static const uint32_t sn_pool_cap[SN_POOL_CLASSES] = {256, 4096, 65536};
 #define SN_POOL_KEEP 1024

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/inproc.c - the "softnic-inproc" provider: an engine inside
  * the application, shared by every in-process device (so their QPs can
@@ -14,8 +15,8 @@
 #include <unistd.h>
 
 #include "rdn/softnic/client.h"
-#include "rdn/softnic/engine.h"
-#include "rdn/softnic/provider.h"
+#include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/softnic.h"
 
 #define SN_DEFAULT_SPIN_NS 50000u
 

@@ -1,23 +1,31 @@
-# Build rules for rdn/softnic/ (included by the top-level Makefile.am).
-
-# The engine and both providers live in rdn/librnic.a.
-rdn_librnic_a_SOURCES += rdn/softnic/shm.c rdn/softnic/engine.c \
+# SPDX-License-Identifier: BSD-3-Clause
+# rdn/softnic: the software NIC. libsoftnic.a holds the engine and both
+# providers (in-process and through rdn-nicd); softnic.h is what rdn/rnic
+# sees of it. The daemon's control protocol (ctl.h, sock.h), the trace
+# format (trace.h) and the timing presets (timing.h) are its interfaces for
+# its tools and tests; *_int.h never leave this directory.
+noinst_LIBRARIES += rdn/softnic/libsoftnic.a
+rdn_softnic_libsoftnic_a_SOURCES = rdn/softnic/shm.c rdn/softnic/engine.c \
 	rdn/softnic/fabric.c rdn/softnic/cq.c rdn/softnic/sq.c \
 	rdn/softnic/resp.c rdn/softnic/mr.c rdn/softnic/obj.c \
 	rdn/softnic/ctl.c rdn/softnic/timing.c rdn/softnic/trace.c \
 	rdn/softnic/client.c rdn/softnic/inproc.c rdn/softnic/sock.c \
 	rdn/softnic/daemon_client.c
-noinst_HEADERS += rdn/softnic/shm.h rdn/softnic/engine.h \
-	rdn/softnic/fabric.h rdn/softnic/timing.h rdn/softnic/trace.h \
-	rdn/softnic/ctl.h rdn/softnic/obj.h rdn/softnic/client.h \
-	rdn/softnic/provider.h rdn/softnic/sock.h
+# Where the providers find rdn-nicd when they start one on demand.
+rdn_softnic_libsoftnic_a_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DRDN_NICD_BUILD_PATH='"$(abs_top_builddir)/rdn/softnic/rdn-nicd"' \
+	-DRDN_NICD_INSTALL_PATH='"$(bindir)/rdn-nicd"'
+noinst_HEADERS += rdn/softnic/softnic.h rdn/softnic/shm_int.h \
+	rdn/softnic/engine_int.h rdn/softnic/fabric_int.h \
+	rdn/softnic/obj_int.h rdn/softnic/timing.h rdn/softnic/trace.h \
+	rdn/softnic/ctl.h rdn/softnic/client.h rdn/softnic/sock.h
 
 # rdn-trace: prints a chain's timeline from a WQE trace.
 bin_PROGRAMS += rdn/softnic/rdn-trace
 rdn_softnic_rdn_trace_SOURCES = rdn/softnic/rdn-trace.c
-rdn_softnic_rdn_trace_LDADD = rdn/librnic.a
+rdn_softnic_rdn_trace_LDADD = $(RNIC_LIBS)
 
 # rdn-nicd: the softnic daemon.
 bin_PROGRAMS += rdn/softnic/rdn-nicd
 rdn_softnic_rdn_nicd_SOURCES = rdn/softnic/nicd.c
-rdn_softnic_rdn_nicd_LDADD = rdn/librnic.a
+rdn_softnic_rdn_nicd_LDADD = $(RNIC_LIBS)

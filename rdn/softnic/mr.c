@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/mr.c - memory the engine maps (areas) and the MR table.
  *
@@ -24,7 +25,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "rdn/softnic/obj.h"
+#include "rdn/softnic/obj_int.h"
 
 int sn_fail(struct sn_ctl_resp *resp, int err, const char *fmt, ...)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/nicd.c - rdn-nicd, the softnic daemon: owns the engine
  * threads and every NIC object's memory, serves applications on a Unix
@@ -27,7 +28,7 @@
 #include <unistd.h>
 
 #include "rdn/softnic/ctl.h"
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 #include "rdn/softnic/sock.h"
 
 #define NICD_MAX_CLIENTS 1024

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/obj.c - creating, connecting and destroying CQs and QPs.
  *
@@ -16,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rdn/softnic/obj.h"
+#include "rdn/softnic/obj_int.h"
 
 static uint32_t sn_pow2(uint32_t v)
 {

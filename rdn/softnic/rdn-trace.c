@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/rdn-trace.c - prints a chain's timeline from a softnic WQE
  * trace (RDN_SOFTNIC_TRACE=file, or rdn-nicd --trace): one row per WQE in
@@ -13,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdn/rnic.h"
+#include "rdn/rnic/rnic.h"
 #include "rdn/softnic/trace.h"
 
 #define BAR_WIDTH 40

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/resp.c - the responder: executes incoming requests against
  * local memory (through the MR table, with remote access checks), consumes
@@ -15,7 +16,7 @@
 
 #include <string.h>
 
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 
 void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
                 uint8_t type, uint8_t status, const void *data, uint32_t len,

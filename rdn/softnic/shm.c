@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/shm.c - memfd, mapping, futex and clock helpers shared by the
  * engine and the client library.
@@ -13,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdn/softnic/shm.h"
+#include "rdn/softnic/shm_int.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000

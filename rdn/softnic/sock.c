@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/sock.c - messages with descriptors over rdn-nicd's socket.
  */

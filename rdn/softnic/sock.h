@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/sock.h - rdn-nicd's control socket: a Unix SOCK_SEQPACKET
  * socket carrying one fixed-size sn_ctl message per packet, with at most

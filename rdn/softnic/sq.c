@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/sq.c - the requester: executes a QP's send WQEs in order,
  * keeps the executed ones in the out ring until they complete (in order),
@@ -16,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 
 enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
 

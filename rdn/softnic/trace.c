@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/trace.c - writing the opt-in WQE trace (rdn/softnic/trace.h).
  * Engine threads share one file per device behind a mutex: tracing is for
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdn/softnic/engine.h"
+#include "rdn/softnic/engine_int.h"
 #include "rdn/softnic/trace.h"
 
 struct sn_trace {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/softnic/trace.h - the WQE trace file format, shared by the engine
  * (writer) and rdn-trace (reader).
