@@ -552,112 +552,108 @@ static void bin_stat(struct conn *c, const struct bin_req *r)
 
 /* ---- dispatch ---- */
 
-enum shape { SHAPE_OK, SHAPE_BAD, SHAPE_UNKNOWN_OPCODE };
-
-/* Whether r's extras, key and body lengths are what its opcode accepts
- * (memcached's checks, opcode by opcode). */
-static enum shape check_shape(const struct bin_req *r)
+/* What memcached accepts for each opcode's extras (e), key (k) and body
+ * (b) lengths. */
+static bool shape_empty(uint8_t e, uint16_t k, uint32_t b)
 {
-    uint8_t e = r->extlen;
-    uint16_t k = r->keylen;
-    uint32_t b = r->bodylen;
-    bool ok;
-
-    switch (r->base) {
-    case BIN_CMD_VERSION:
-    case BIN_CMD_NOOP:
-    case BIN_CMD_QUIT:
-    case BIN_CMD_SASL_LIST_MECHS:
-        ok = e == 0 && k == 0 && b == 0;
-        break;
-    case BIN_CMD_FLUSH:
-        ok = k == 0 && b == e && (e == 0 || e == BIN_EXPIRY_EXTLEN);
-        break;
-    case BIN_CMD_SET:
-    case BIN_CMD_ADD:
-    case BIN_CMD_REPLACE:
-        ok = e == BIN_SET_EXTLEN && k != 0 && b >= (uint32_t)k + e;
-        break;
-    case BIN_CMD_GET:
-    case BIN_CMD_GETK:
-    case BIN_CMD_DELETE:
-        ok = e == 0 && k != 0 && b == k;
-        break;
-    case BIN_CMD_INCREMENT:
-    case BIN_CMD_DECREMENT:
-        ok = e == BIN_ARITH_EXTLEN && k != 0 && b == (uint32_t)k + e;
-        break;
-    case BIN_CMD_APPEND:
-    case BIN_CMD_PREPEND:
-    case BIN_CMD_SASL_AUTH:
-    case BIN_CMD_SASL_STEP:
-        ok = e == 0 && k != 0;
-        break;
-    case BIN_CMD_STAT:
-        ok = e == 0;
-        break;
-    case BIN_CMD_TOUCH:
-    case BIN_CMD_GAT:
-    case BIN_CMD_GATK:
-        ok = e == BIN_EXPIRY_EXTLEN && k != 0;
-        break;
-    default:
-        return SHAPE_UNKNOWN_OPCODE;
-    }
-    return ok ? SHAPE_OK : SHAPE_BAD;
+    return e == 0 && k == 0 && b == 0;
 }
 
-static void dispatch(struct conn *c, const struct bin_req *r)
+static bool shape_flush(uint8_t e, uint16_t k, uint32_t b)
 {
-    switch (r->base) {
-    case BIN_CMD_VERSION:
-        out_success(c, r, 0, MC_VERSION, strlen(MC_VERSION));
-        break;
-    case BIN_CMD_NOOP:
-        out_success(c, r, 0, NULL, 0);
-        break;
-    case BIN_CMD_QUIT:
-        out_success(c, r, 0, NULL, 0);
-        conn_close_after_write(c);
-        break;
-    case BIN_CMD_FLUSH:
-        bin_flush(c, r);
-        break;
-    case BIN_CMD_SET:
-    case BIN_CMD_ADD:
-    case BIN_CMD_REPLACE:
-        bin_update(c, r);
-        break;
-    case BIN_CMD_APPEND:
-    case BIN_CMD_PREPEND:
-        bin_append(c, r);
-        break;
-    case BIN_CMD_GET:
-    case BIN_CMD_GETK:
-    case BIN_CMD_TOUCH:
-    case BIN_CMD_GAT:
-    case BIN_CMD_GATK:
-        bin_get(c, r);
-        break;
-    case BIN_CMD_DELETE:
-        bin_delete(c, r);
-        break;
-    case BIN_CMD_INCREMENT:
-    case BIN_CMD_DECREMENT:
-        bin_arith(c, r);
-        break;
-    case BIN_CMD_STAT:
-        bin_stat(c, r);
-        break;
-    case BIN_CMD_SASL_LIST_MECHS:
-    case BIN_CMD_SASL_AUTH:
-    case BIN_CMD_SASL_STEP:
-        /* No SASL (-S) here: memcached without it does not know them. */
-        out_error(c, r, BIN_UNKNOWN_COMMAND);
-        conn_swallow(c, r->bodylen - r->keylen);
-        break;
-    }
+    return k == 0 && b == e && (e == 0 || e == BIN_EXPIRY_EXTLEN);
 }
+
+static bool shape_update(uint8_t e, uint16_t k, uint32_t b)
+{
+    return e == BIN_SET_EXTLEN && k != 0 && b >= (uint32_t)k + e;
+}
+
+static bool shape_key(uint8_t e, uint16_t k, uint32_t b)
+{
+    return e == 0 && k != 0 && b == k;
+}
+
+static bool shape_arith(uint8_t e, uint16_t k, uint32_t b)
+{
+    return e == BIN_ARITH_EXTLEN && k != 0 && b == (uint32_t)k + e;
+}
+
+/* The body after the key is a value of any length (or none). */
+static bool shape_key_value(uint8_t e, uint16_t k, uint32_t b)
+{
+    (void)b;
+    return e == 0 && k != 0;
+}
+
+/* STAT, TOUCH and GAT*: body bytes beyond the extras and key are not
+ * checked (they are read as the next request). */
+static bool shape_stat(uint8_t e, uint16_t k, uint32_t b)
+{
+    (void)k;
+    (void)b;
+    return e == 0;
+}
+
+static bool shape_touch(uint8_t e, uint16_t k, uint32_t b)
+{
+    (void)b;
+    return e == BIN_EXPIRY_EXTLEN && k != 0;
+}
+
+static void bin_version(struct conn *c, const struct bin_req *r)
+{
+    out_success(c, r, 0, MC_VERSION, strlen(MC_VERSION));
+}
+
+static void bin_noop(struct conn *c, const struct bin_req *r)
+{
+    out_success(c, r, 0, NULL, 0);
+}
+
+static void bin_quit(struct conn *c, const struct bin_req *r)
+{
+    out_success(c, r, 0, NULL, 0);
+    conn_close_after_write(c);
+}
+
+/* No SASL (-S) here: memcached without it does not know these opcodes,
+ * and skips the mechanism's data. */
+static void bin_sasl(struct conn *c, const struct bin_req *r)
+{
+    out_error(c, r, BIN_UNKNOWN_COMMAND);
+    conn_swallow(c, r->bodylen - r->keylen);
+}
+
+struct bin_command {
+    bool (*shape)(uint8_t extlen, uint16_t keylen, uint32_t bodylen);
+    void (*serve)(struct conn *c, const struct bin_req *r);
+};
+
+/* Every non-quiet opcode memcached 1.6.18 serves; others are unknown. */
+static const struct bin_command commands[256] = {
+    [BIN_CMD_GET] = {shape_key, bin_get},
+    [BIN_CMD_GETK] = {shape_key, bin_get},
+    [BIN_CMD_TOUCH] = {shape_touch, bin_get},
+    [BIN_CMD_GAT] = {shape_touch, bin_get},
+    [BIN_CMD_GATK] = {shape_touch, bin_get},
+    [BIN_CMD_SET] = {shape_update, bin_update},
+    [BIN_CMD_ADD] = {shape_update, bin_update},
+    [BIN_CMD_REPLACE] = {shape_update, bin_update},
+    [BIN_CMD_APPEND] = {shape_key_value, bin_append},
+    [BIN_CMD_PREPEND] = {shape_key_value, bin_append},
+    [BIN_CMD_DELETE] = {shape_key, bin_delete},
+    [BIN_CMD_INCREMENT] = {shape_arith, bin_arith},
+    [BIN_CMD_DECREMENT] = {shape_arith, bin_arith},
+    [BIN_CMD_FLUSH] = {shape_flush, bin_flush},
+    [BIN_CMD_STAT] = {shape_stat, bin_stat},
+    [BIN_CMD_VERSION] = {shape_empty, bin_version},
+    [BIN_CMD_NOOP] = {shape_empty, bin_noop},
+    [BIN_CMD_QUIT] = {shape_empty, bin_quit},
+    [BIN_CMD_SASL_LIST_MECHS] = {shape_empty, bin_sasl},
+    [BIN_CMD_SASL_AUTH] = {shape_key_value, bin_sasl},
+    [BIN_CMD_SASL_STEP] = {shape_key_value, bin_sasl},
+};
 
 enum bin_result proto_bin_process(struct conn *c, const char *buf, size_t avail,
                                   size_t *used)
@@ -688,19 +684,13 @@ enum bin_result proto_bin_process(struct conn *c, const char *buf, size_t avail,
         conn_close_after_write(c);
     } else if (r.keylen > KEY_MAX_LENGTH) {
         protocol_error(c, &r);
+    } else if (commands[r.base].serve == NULL) {
+        out_error(c, &r, BIN_UNKNOWN_COMMAND);
+        conn_swallow(c, r.bodylen);
+    } else if (!commands[r.base].shape(r.extlen, r.keylen, r.bodylen)) {
+        protocol_error(c, &r);
     } else {
-        switch (check_shape(&r)) {
-        case SHAPE_OK:
-            dispatch(c, &r);
-            break;
-        case SHAPE_BAD:
-            protocol_error(c, &r);
-            break;
-        case SHAPE_UNKNOWN_OPCODE:
-            out_error(c, &r, BIN_UNKNOWN_COMMAND);
-            conn_swallow(c, r.bodylen);
-            break;
-        }
+        commands[r.base].serve(c, &r);
     }
     return BIN_DONE;
 }
