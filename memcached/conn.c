@@ -65,6 +65,7 @@ static const char *const state_names[] = {
 };
 
 static void conn_event_cb(evutil_socket_t fd, short which, void *arg);
+static void conn_close(struct conn *c);
 
 /* ---- the per-fd table ---- */
 
@@ -583,6 +584,9 @@ static void conn_close(struct conn *c)
     if (c->ev_added)
         event_del(&c->ev);
     c->ev_added = false;
+    if (c->idle_added)
+        event_del(&c->idle_ev);
+    c->idle_added = false;
     out_reset(c);
     if (c->pend.it) {
         item_release(c->pend.it);
@@ -915,6 +919,44 @@ static void conn_event_cb(evutil_socket_t fd, short which, void *arg)
     conn_drive(c, true);
 }
 
+/* Looks at c again in secs seconds (its worker's timer). */
+static void idle_arm(struct conn *c, uint32_t secs)
+{
+    struct timeval tv = {.tv_sec = secs, .tv_usec = 0};
+
+    c->idle_added = evtimer_add(&c->idle_ev, &tv) == 0;
+}
+
+/*
+ * -o idle_timeout: a connection whose last command is more than
+ * idle_timeout seconds old, and which waits for a command (not for the
+ * rest of a data block), is closed and counted in idle_kicks, as memcached
+ * does; otherwise the timer is set for when that could first be true.
+ */
+static void idle_cb(evutil_socket_t fd, short which, void *arg)
+{
+    struct conn *c = arg;
+    uint32_t limit = (uint32_t)settings.idle_timeout;
+    uint32_t idle = items_now() - c->last_cmd_time;
+
+    (void)fd;
+    (void)which;
+    c->idle_added = false;
+    if (idle <= limit) {
+        idle_arm(c, limit - idle + 1);
+        return;
+    }
+    if ((c->state != CONN_NEW_CMD && c->state != CONN_WAITING) ||
+        c->ev_flags != EV_READ) {
+        idle_arm(c, 1); /* mid data block, or replies still going out */
+        return;
+    }
+    if (SETTING_GET(verbose) > 1)
+        fprintf(stderr, "Closing idle fd %d\n", c->fd);
+    stats_inc(TC_IDLE_KICKS);
+    conn_close(c);
+}
+
 /*
  * A zeroed conn struct for fd: a fresh one for UDP (every worker has its
  * own on the shared socket), else fd's table entry, which the worker that
@@ -967,6 +1009,10 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
         set_state(c, CONN_CLOSED);
         pthread_mutex_unlock(&conns_lock);
         return NULL;
+    }
+    if (transport != TRANSPORT_UDP && settings.idle_timeout > 0) {
+        evtimer_assign(&c->idle_ev, w->base, idle_cb, c);
+        idle_arm(c, (uint32_t)settings.idle_timeout + 1);
     }
     if (transport != TRANSPORT_UDP) {
         static const char *const kind[] = {

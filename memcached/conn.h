@@ -18,7 +18,8 @@
  * replies with one sendmsg(). Data blocks of storage commands are read straight
  * into the new item's memory. Replies to a client that does not read pile up at
  * most until the socket is full: then the connection stops reading input
- * until its output drains.
+ * until its output drains. With -o idle_timeout, a connection waiting for
+ * a command longer than that is closed (memcached's idle_kicks).
  */
 #ifndef MEMCACHED_CONN_H
 #define MEMCACHED_CONN_H
@@ -105,6 +106,8 @@ struct conn {
     struct event ev;
     short ev_flags; /* interest currently registered */
     bool ev_added;
+    struct event idle_ev; /* -o idle_timeout: when to look for idleness */
+    bool idle_added;
 
     char *rbuf; /* input; NULL while idle */
     size_t rsize, rstart, rend;

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -116,7 +117,13 @@ static void usage(void)
         "   - lru_crawler_tocrawl: max items to crawl per class per run "
         "(default: 0, all)\n"
         "   - track_sizes:         enable dynamic reports for 'stats "
-        "sizes'\n",
+        "sizes'\n"
+        "   - idle_timeout:        timeout for idle connections. (default: 0, "
+        "no timeout)\n"
+        "   - slab_chunk_max:      maximum slab chunk size in bytes, checked "
+        "as memcached\n"
+        "                          does; no effect here (items are never "
+        "chunked)\n",
         MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER);
 }
 
@@ -172,7 +179,7 @@ static size_t size_arg(const char *s)
 }
 
 /* One "-o" suboption. */
-static void extended_option(char *opt)
+static void extended_option(char *opt, bool *chunk_max_set)
 {
     char *val = strchr(opt, '=');
 
@@ -202,13 +209,53 @@ static void extended_option(char *opt)
             (uint32_t)number_arg("-o lru_crawler_tocrawl", val, 0, UINT32_MAX);
     } else if (strcmp(opt, "track_sizes") == 0 && !val) {
         settings.track_sizes = true;
-    } else if ((strcmp(opt, "modern") == 0 || strcmp(opt, "no_modern") == 0) &&
-               !val) {
+    } else if (strcmp(opt, "idle_timeout") == 0) {
+        if (!val)
+            usage_error("Missing numeric argument for idle_timeout");
+        /* memcached takes atoi()'s reading, whatever follows the digits. */
+        settings.idle_timeout = atoi(val);
+    } else if (strcmp(opt, "slab_chunk_max") == 0) {
+        char *end;
+        if (!val)
+            usage_error("Missing slab_chunk_max argument");
+        errno = 0;
+        long v = strtol(val, &end, 10);
+        if (errno || end == val || *end || v < INT_MIN || v > INT_MAX)
+            usage_error("could not parse argument to slab_chunk_max");
+        settings.slab_chunk_max = (int)v;
+        *chunk_max_set = true;
+    } else if (strcmp(opt, "modern") == 0 && !val) {
         /* accepted for compatibility: nothing to switch */
+    } else if (strcmp(opt, "no_modern") == 0 && !val) {
+        if (!*chunk_max_set)
+            settings.slab_chunk_max = MC_SLAB_PAGE_SIZE;
     } else {
         usage_error("Illegal suboption \"%s%s%s\"", opt, val ? "=" : "",
                     val ? val : "");
     }
+}
+
+/* memcached's checks of slab_chunk_max against -I and its 1 MB slab page
+ * (where memcached divides by a zero or negative value, an error). */
+static void check_chunk_max(void)
+{
+    int v = settings.slab_chunk_max;
+    size_t max = settings.item_size_max;
+
+    if (v <= 0)
+        usage_error("slab_chunk_max (bytes: %d) must be positive", v);
+    if ((size_t)v > max)
+        usage_error("slab_chunk_max (bytes: %d) cannot be larger than -I "
+                    "(item_size_max %zu)",
+                    v, max);
+    if (max % (size_t)v != 0)
+        usage_error("-I (item_size_max: %zu) must be evenly divisible by "
+                    "slab_chunk_max (bytes: %d)",
+                    max, v);
+    if (MC_SLAB_PAGE_SIZE % v != 0)
+        usage_error("slab_chunk_max (bytes: %d) must divide evenly into %d "
+                    "(slab_page_size)",
+                    v, MC_SLAB_PAGE_SIZE);
 }
 
 static void parse_args(int argc, char **argv)
@@ -249,6 +296,7 @@ static void parse_args(int argc, char **argv)
     };
     int ch;
     bool item_size_set = false;
+    bool chunk_max_set = false;
 
     opterr = 0;
     while ((ch = getopt_long(argc, argv,
@@ -361,7 +409,7 @@ static void parse_args(int argc, char **argv)
             char *save = NULL;
             for (char *o = strtok_r(optarg, ",", &save); o;
                  o = strtok_r(NULL, ",", &save))
-                extended_option(o);
+                extended_option(o, &chunk_max_set);
             break;
         }
         case RDN_OPT_PORT:
@@ -387,6 +435,7 @@ static void parse_args(int argc, char **argv)
     if (item_size_set && settings.item_size_max > settings.maxbytes / 2)
         usage_error("Cannot set item size limit higher than 1/2 of memory "
                     "max.");
+    check_chunk_max();
 }
 
 /* Enough descriptors for -c connections. */

@@ -38,6 +38,7 @@ void settings_init(void)
         .lru_crawler_sleep = 100,
         .lru_crawler_tocrawl = 0,
         .idle_timeout = 0,
+        .slab_chunk_max = MC_SLAB_PAGE_SIZE / 2,
         .track_sizes = false,
         .daemonize = false,
         .pid_file = NULL,

@@ -14,6 +14,10 @@
 
 #define MC_VERSION "1.6.18"
 
+/* memcached's slab page size, which -o slab_chunk_max must divide (our
+ * slab pages are another matter: slabs.h). */
+#define MC_SLAB_PAGE_SIZE (1024 * 1024)
+
 /* Exit code for bad command-line usage (sysexits.h EX_USAGE). */
 #define MC_EXIT_USAGE 64
 
@@ -52,11 +56,13 @@ struct settings {
     bool lru_crawler;                  /* -o no_lru_crawler turns it off */
     int lru_crawler_sleep;             /* -o lru_crawler_sleep, microseconds */
     uint32_t lru_crawler_tocrawl;      /* -o lru_crawler_tocrawl */
-    int idle_timeout;                  /* -o idle_timeout, seconds, 0 = never */
-    bool track_sizes; /* -o track_sizes, "stats sizes_enable" */
-    bool daemonize;   /* -d */
-    char *pid_file;   /* -P */
-    char *username;   /* -u */
+    int idle_timeout;   /* -o idle_timeout, seconds; 0 (or less) = never */
+    int slab_chunk_max; /* -o slab_chunk_max, bytes: validated and shown,
+                           no effect (items are never chunked here) */
+    bool track_sizes;   /* -o track_sizes, "stats sizes_enable" */
+    bool daemonize;     /* -d */
+    char *pid_file;     /* -P */
+    char *username;     /* -u */
 };
 
 extern struct settings settings;

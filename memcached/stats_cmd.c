@@ -92,7 +92,8 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("store_no_memory", s[TC_STORE_NO_MEMORY]);
     STAT_U64("auth_cmds", 0);
     STAT_U64("auth_errors", 0);
-    STAT_U64("idle_kicks", s[TC_IDLE_KICKS]);
+    if (settings.idle_timeout)
+        STAT_U64("idle_kicks", s[TC_IDLE_KICKS]); /* as memcached */
     STAT_U64("bytes_read", s[TC_BYTES_READ]);
     STAT_U64("bytes_written", s[TC_BYTES_WRITTEN]);
     STAT_U64("limit_maxbytes", settings.maxbytes);
@@ -168,7 +169,7 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     STAT_U64("hashpower_init", settings.hashpower_init);
     STAT_STR("slab_reassign", "no");
     STAT_U64("slab_automove", 0);
-    STAT_U64("slab_chunk_max", settings.item_size_max);
+    stat_sinkf(sink, ctx, "slab_chunk_max", "%d", settings.slab_chunk_max);
     STAT_STR("lru_crawler", yes_no(settings.lru_crawler));
     STAT_U64("lru_crawler_sleep", settings.lru_crawler_sleep);
     STAT_U64("lru_crawler_tocrawl", settings.lru_crawler_tocrawl);
@@ -179,7 +180,7 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     STAT_STR("lru_maintainer_thread", "no");
     STAT_STR("lru_segmented", "no");
     STAT_STR("temp_lru", "no");
-    STAT_U64("idle_timeout", settings.idle_timeout);
+    stat_sinkf(sink, ctx, "idle_timeout", "%d", settings.idle_timeout);
     STAT_STR("track_sizes", yes_no(items_sizes_enabled()));
     STAT_STR("inline_ascii_response", "no");
     STAT_STR("memory_file", "(null)");

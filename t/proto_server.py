@@ -23,8 +23,20 @@ BAD_FLAGS = [
     ["-f", "x"], ["-n", "0"], ["-I", "100"], ["-I", "2000m"], ["-I", "1x"],
     ["-m", "1", "-I", "1m"], ["-o", "bogus"], ["-o", "hashpower=99"],
     ["-o", "hash_algorithm=jenkins"], ["-B", "bin"], ["-R", "0"],
-    ["-a", "999"], ["-D", "ab"], ["extra-argument"],
+    ["-a", "999"], ["-D", "ab"], ["extra-argument"], ["-I", "256k"],
+    ["-I", "1000k"], ["-o", "slab_chunk_max=100"], ["-o", "slab_chunk_max"],
+    ["-o", "slab_chunk_max=abc"], ["-o", "slab_chunk_max=0"],
+    ["-o", "idle_timeout"],
 ]
+
+# Refused by Debian's memcached 1.6.18 with the same first line of stderr
+# (it exits 1 where a -o value is missing; ours exits 64 for every bad flag).
+SAME_MESSAGE = [
+    ["-B", "bin"], ["-I", "256k"], ["-I", "1000k"], ["-I", "2k", "-m", "4"],
+    ["-o", "slab_chunk_max=100"], ["-o", "slab_chunk_max=2097152"],
+    ["-o", "idle_timeout"],
+]
+REFERENCE = "/usr/bin/memcached"
 
 
 def run(args, timeout=10):
@@ -37,6 +49,44 @@ def test_bad_flags(t):
         r = run(root_args() + args)
         t.eq("exit code for %s" % " ".join(args), r.returncode, 64)
         t.check("message for %s" % " ".join(args), len(r.stderr) > 0, r)
+
+
+def test_messages_as_memcached(t):
+    if not t.check("reference memcached installed", os.access(REFERENCE,
+                                                              os.X_OK)):
+        return
+    for args in SAME_MESSAGE:
+        ours = run(root_args() + args)
+        ref = subprocess.run([REFERENCE] + root_args() + ["-l", "127.0.0.1"] +
+                             args, capture_output=True, timeout=10)
+        t.eq("message for %s as memcached" % " ".join(args),
+             ours.stderr.split(b"\n")[0], ref.stderr.split(b"\n")[0])
+        t.check("memcached refuses %s too" % " ".join(args),
+                ref.returncode in (1, 64), ref)
+
+
+def test_idle_timeout(t):
+    srv = Server(["-o", "idle_timeout=1"])
+    idle, busy, mid = Client(srv), Client(srv), Client(srv)
+    mid.send(b"set k 0 0 10\r\nabc")
+    t0 = time.time()
+    for _ in range(12):
+        busy.send(b"version\r\n")
+        t.eq("busy connection served", busy.line(), b"VERSION 1.6.18\r\n")
+        time.sleep(0.25)
+    t.check("an idle connection is closed", idle.closed_by_server(8.0))
+    t.check("not before idle_timeout", time.time() - t0 > 1.0)
+    t.check("a connection mid data block is not", mid.quiet(0.1))
+    mid.send(b"defghij\r\n")
+    t.eq("its set completes", mid.line(), b"STORED\r\n")
+    st = busy.stats()
+    t.eq("idle_kicks", st.get("idle_kicks"), "1")
+    t.eq("idle_timeout setting", busy.stats(b"settings")["idle_timeout"], "1")
+    srv.stop()
+    srv = Server([])
+    t.check("no idle_kicks without idle_timeout (as memcached)",
+            "idle_kicks" not in Client(srv).stats())
+    srv.stop()
 
 
 def test_help_version(t):
@@ -331,7 +381,8 @@ def _tcp_open(port):
 
 def main():
     t = Tally("proto_server")
-    for fn in (test_bad_flags, test_help_version, test_root_rule,
+    for fn in (test_bad_flags, test_messages_as_memcached, test_help_version,
+               test_idle_timeout, test_root_rule,
                test_listen_default, test_maxconns, test_maxconns_burst,
                test_no_maxconns_fast,
                test_reqs_per_event, test_shutdown, test_verbose,
