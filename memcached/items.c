@@ -155,7 +155,7 @@ static void sizes_account(struct item *it, int64_t delta)
 {
     if (!__atomic_load_n(&sizes_on, __ATOMIC_ACQUIRE))
         return;
-    if (delta < 0 && item_cas(it) < sizes_cas_min)
+    if (delta < 0 && it->nic.stamp < sizes_cas_min)
         return; /* stored before tracking began: never counted */
     size_t bucket = (item_total(it) + SIZES_BUCKET - 1) / SIZES_BUCKET;
     if (bucket < sizes_nbuckets)
@@ -277,7 +277,7 @@ bool item_is_dead_by(struct item *it, uint32_t now,
     if (cut->oldest_live == 0 || cut->oldest_live > now)
         return false;
     return __atomic_load_n(&it->btime, __ATOMIC_RELAXED) <= cut->oldest_live ||
-           (cut->oldest_cas != 0 && item_cas(it) < cut->oldest_cas);
+           (cut->oldest_cas != 0 && it->nic.stamp < cut->oldest_cas);
 }
 
 bool item_is_dead(struct item *it, uint32_t now)
@@ -791,7 +791,7 @@ enum item_status item_store(struct item *it, const struct store_req *req,
         else
             do_item_link(pub, &kh);
         if (cas_out)
-            *cas_out = cas;
+            *cas_out = settings.use_cas ? cas : 0;
         if (pub != it)
             item_release(pub);
     }
@@ -941,8 +941,9 @@ static enum item_status arith_create(const char *key, size_t nkey,
 
     if (it == NULL)
         return st;
-    res->cas = next_cas();
-    item_seal(it, res->cas);
+    uint64_t cas = next_cas();
+    item_seal(it, cas);
+    res->cas = settings.use_cas ? cas : 0;
     do_item_link(it, kh);
     item_release(it);
     res->value = req->initial;
@@ -983,8 +984,9 @@ static enum item_status arith_apply(struct item *it,
                                  v, min_len, &st);
     if (n == NULL)
         return st == ITEM_TOO_LARGE ? ITEM_NO_MEMORY : st;
-    res->cas = next_cas();
-    item_seal(n, res->cas);
+    uint64_t cas = next_cas();
+    item_seal(n, cas);
+    res->cas = settings.use_cas ? cas : 0;
     do_item_replace(it, n, kh);
     item_release(n);
     slabs_count(n->clsid, req->incr ? SLABS_INCR_HITS : SLABS_DECR_HITS);

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memcached/settings.h"
 #include "memcached/stat_sink.h"
 #include "proto/item.h"
 
@@ -70,10 +71,12 @@ static inline size_t item_ntotal(size_t nkey, size_t nbytes)
     return offsetof(struct item, nic) + rdn_item_total_len(nkey, nbytes);
 }
 
-/* The CAS unique id a client sees (the item's stamp). */
+/* The CAS unique id a client sees: the item's stamp, or 0 with -C (no
+ * CAS, as memcached: every compare with a given CAS then fails). The
+ * stamp itself is always there, since the NIC path needs it. */
 static inline uint64_t item_cas(const struct item *it)
 {
-    return it->nic.stamp;
+    return settings.use_cas ? it->nic.stamp : 0;
 }
 
 static inline bool item_has_flag(struct item *it, uint16_t flag)

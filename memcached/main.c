@@ -101,6 +101,7 @@ static void usage(void)
         "-I, --max-item-size=<num> adjusts max item size (default: 1m, min: "
         "1k, max: 1024m)\n"
         "-F, --disable-flush-all   disable flush_all command\n"
+        "-C, --disable-cas         disable use of CAS\n"
         "-X, --disable-dumping     disable stats cachedump\n" RDN_GLUE_USAGE
         "-o, --extended            comma separated list of extended options\n"
         "   - hashpower:           starting hash table size as a power of 2 "
@@ -285,6 +286,7 @@ static void parse_args(int argc, char **argv)
         {"protocol", required_argument, NULL, 'B'},
         {"max-item-size", required_argument, NULL, 'I'},
         {"disable-flush-all", no_argument, NULL, 'F'},
+        {"disable-cas", no_argument, NULL, 'C'},
         {"disable-dumping", no_argument, NULL, 'X'},
         {"extended", required_argument, NULL, 'o'},
         {"rdn-port", required_argument, NULL, RDN_OPT_PORT},
@@ -300,7 +302,7 @@ static void parse_args(int argc, char **argv)
 
     opterr = 0;
     while ((ch = getopt_long(argc, argv,
-                             ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FXo:",
+                             ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXo:",
                              longopts, NULL)) != -1) {
         switch (ch) {
         case 'p':
@@ -401,6 +403,9 @@ static void parse_args(int argc, char **argv)
             break;
         case 'F':
             settings.flush_enabled = false;
+            break;
+        case 'C':
+            settings.use_cas = false;
             break;
         case 'X':
             settings.dump_enabled = false;

@@ -312,6 +312,13 @@ static void store_start(struct conn *c, const struct bin_req *r,
     conn_read_data(c);
 }
 
+/* The CAS a storage request asks to match: none with -C, where memcached
+ * has nowhere to keep it on the new item and stores unconditionally. */
+static uint64_t store_cas(const struct bin_req *r)
+{
+    return settings.use_cas ? r->cas : 0;
+}
+
 /* SET, ADD, REPLACE: a CAS in the header makes any of them a CAS store. */
 static void bin_update(struct conn *c, const struct bin_req *r)
 {
@@ -320,9 +327,10 @@ static void bin_update(struct conn *c, const struct bin_req *r)
         [BIN_CMD_ADD] = STORE_ADD,
         [BIN_CMD_REPLACE] = STORE_REPLACE,
     };
+    uint64_t cas = store_cas(r);
     struct store_req req = {
-        .op = r->cas ? STORE_CAS : ops[r->base],
-        .cas = r->cas,
+        .op = cas ? STORE_CAS : ops[r->base],
+        .cas = cas,
     };
 
     store_start(c, r, &req, get32(r->ext + BIN_SET_OFF_FLAGS),
@@ -335,7 +343,7 @@ static void bin_append(struct conn *c, const struct bin_req *r)
 {
     struct store_req req = {
         .op = r->base == BIN_CMD_APPEND ? STORE_APPEND : STORE_PREPEND,
-        .cas = r->cas,
+        .cas = store_cas(r),
     };
 
     store_start(c, r, &req, 0, 0, r->bodylen - r->keylen);

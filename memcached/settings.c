@@ -33,6 +33,7 @@ void settings_init(void)
         .maxconns_fast = true,
         .hashpower_init = 0,
         .flush_enabled = true,
+        .use_cas = true,
         .dump_enabled = true,
         .lru_crawler = true,
         .lru_crawler_sleep = 100,

@@ -52,6 +52,7 @@ struct settings {
     bool maxconns_fast;                /* -o maxconns_fast */
     int hashpower_init;                /* -o hashpower */
     bool flush_enabled;                /* false with -F */
+    bool use_cas;                      /* false with -C: clients see CAS 0 */
     bool dump_enabled;                 /* false with -X */
     bool lru_crawler;                  /* -o no_lru_crawler turns it off */
     int lru_crawler_sleep;             /* -o lru_crawler_sleep, microseconds */

@@ -159,7 +159,7 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     stat_sinkf(sink, ctx, "stat_key_prefix", "%c", settings.prefix_delimiter);
     STAT_STR("detail_enabled", yes_no(SETTING_GET(detail_enabled)));
     STAT_U64("reqs_per_event", settings.reqs_per_event);
-    STAT_STR("cas_enabled", "yes");
+    STAT_STR("cas_enabled", yes_no(settings.use_cas));
     STAT_U64("tcp_backlog", settings.backlog);
     STAT_STR("binding_protocol", protocol_names[settings.binding_protocol]);
     STAT_STR("auth_enabled_sasl", "no");
@@ -188,6 +188,12 @@ void stats_settings(stat_sink_fn sink, void *ctx)
 
 void stats_sizes_switch(bool on, stat_sink_fn sink, void *ctx)
 {
+    if (on && !settings.use_cas) {
+        /* The histogram tells items apart from older ones by CAS. */
+        STAT_STR("sizes_status", "error");
+        STAT_STR("sizes_error", "cas_support_disabled");
+        return;
+    }
     items_sizes_enable(on);
     STAT_STR("sizes_status", on ? "enabled" : "disabled");
 }
@@ -291,8 +297,10 @@ void stats_command(struct conn *c, struct token *t, size_t nt)
         rdn_glue_stats_rdn(conn_sink, c);
     } else if (strcmp(sub, "sizes_enable") == 0) {
         stats_sizes_switch(true, conn_sink, c);
+        return; /* memcached ends these without END */
     } else if (strcmp(sub, "sizes_disable") == 0) {
         stats_sizes_switch(false, conn_sink, c);
+        return;
     } else {
         conn_out_line(c, "ERROR");
         return;

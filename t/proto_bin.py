@@ -468,20 +468,51 @@ def bad_steps():
     ]
 
 
+def nocas_steps():
+    """-C: every CAS a client sees is 0; stores ignore a request's CAS,
+    compares with one (delete, incr) fail."""
+    return [
+        Step("set", req(SET, b"k", sx(), b"v"), res(SET)),
+        Step("get shows cas 0", req(GET, b"k"),
+             res(GET, extras=fl(0), value=b"v")),
+        Step("set ignores its cas", req(SET, b"k", sx(), b"w", cas=5),
+             res(SET)),
+        Step("add ignores its cas", req(ADD, b"k", sx(), b"x", cas=5),
+             err(ADD, EEXISTS)),
+        Step("append ignores its cas", req(APPEND, b"k", value=b"+", cas=7),
+             res(APPEND)),
+        Step("delete with a cas fails", req(DELETE, b"k", cas=3),
+             err(DELETE, EEXISTS)),
+        Step("incr creates", req(INCR, b"n", ax(1, 5)),
+             res(INCR, value=u64(5))),
+        Step("incr with a cas fails", req(INCR, b"n", ax(1), cas=1),
+             err(INCR, EEXISTS)),
+        Step("sizes_enable refused", req(STAT, b"sizes_enable"),
+             res(STAT, key=b"sizes_status", value=b"error") +
+             res(STAT, key=b"sizes_error", value=b"cas_support_disabled")),
+        Step("quitq", req(QUITQ), EOF, close=True),
+        Step("ascii: gets, cas, mg c", b"gets k\r\ncas k 0 0 1 0\r\nz\r\n"
+             b"cas nokey 0 0 1 0\r\nz\r\nmg k c\r\nquit\r\n",
+             b"VALUE k 0 2 0\r\nw+\r\nEND\r\nEXISTS\r\nNOT_FOUND\r\n"
+             b"HD c0\r\n" + EOF, close=True),
+    ]
+
+
 SESSIONS = [
-    ("storage", storage_steps),
-    ("delete/incr/decr", arith_steps),
-    ("touch/gat", touch_steps),
-    ("admin", admin_steps),
-    ("pipelines", pipeline_steps),
-    ("bad input", bad_steps),
+    ("storage", storage_steps, []),
+    ("delete/incr/decr", arith_steps, []),
+    ("touch/gat", touch_steps, []),
+    ("admin", admin_steps, []),
+    ("pipelines", pipeline_steps, []),
+    ("bad input", bad_steps, []),
+    ("-C", nocas_steps, ["-C"]),
 ]
 
 
 def test_sessions(t, ref_ok):
-    for name, make in SESSIONS:
+    for name, make, args in SESSIONS:
         steps = make()
-        srv = Server(["-t", "2"])
+        srv = Server(["-t", "2"] + args)
         got = run_steps(("tcp", srv.port), steps)
         for st, g in zip(steps, got):
             t.eq("%s: %s" % (name, st.name), g, st.want)
@@ -489,7 +520,7 @@ def test_sessions(t, ref_ok):
         srv.stop()
         if not ref_ok:
             continue
-        ref = Server(REF_ARGS, program=REFERENCE)
+        ref = Server(REF_ARGS + args, program=REFERENCE)
         want = run_steps(("tcp", ref.port), steps)
         ref.stop()
         for st, g, w in zip(steps, got, want):
