@@ -762,6 +762,9 @@ static enum progress next_command(struct conn *c)
     if (c->proto == MC_PROTO_NEGOTIATE) {
         bool bin = (unsigned char)c->rbuf[c->rstart] == BIN_REQ_MAGIC;
         c->proto = bin ? MC_PROTO_BINARY : MC_PROTO_ASCII;
+        if (SETTING_GET(verbose) > 1 && c->transport != TRANSPORT_UDP)
+            fprintf(stderr, "%d: Client using the %s protocol\n", c->fd,
+                    bin ? "binary" : "ascii");
     }
     if (c->proto == MC_PROTO_BINARY)
         return next_bin_command(c);
