@@ -36,6 +36,7 @@
 #include "memcached/items.h"
 #include "memcached/listen.h"
 #include "memcached/persist.h"
+#include "memcached/proto_parse.h"
 #include "memcached/rdn_glue.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
@@ -124,7 +125,19 @@ static void usage(void)
         "   - slab_chunk_max:      maximum slab chunk size in bytes, checked "
         "as memcached\n"
         "                          does; no effect here (items are never "
-        "chunked)\n",
+        "chunked)\n"
+        "   - no_chunked_items, slab_reassign, no_slab_reassign, "
+        "slab_automove,\n"
+        "     no_slab_automove, slab_automove_ratio, slab_automove_window,\n"
+        "     tail_repair_time, lru_maintainer, no_lru_maintainer, "
+        "hot_lru_pct,\n"
+        "     warm_lru_pct, hot_max_factor, warm_max_factor, "
+        "temporary_ttl,\n"
+        "     watcher_logbuf_size, worker_logbuf_size, read_buf_mem_limit,\n"
+        "     inline_ascii_resp, no_inline_ascii_resp:\n"
+        "                          checked as memcached 1.6.18 checks them; no "
+        "effect here\n"
+        "                          (this server has no such machinery)\n",
         MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER);
 }
 
@@ -179,6 +192,161 @@ static size_t size_arg(const char *s)
     return (size_t)v;
 }
 
+/*
+ * -o options of memcached 1.6.18 for machinery this server does not have
+ * (segmented LRU, slab rebalancing, the logger, tail repair): accepted
+ * when memcached would accept them, refused with its message otherwise,
+ * and without effect.
+ */
+enum knob_kind {
+    KNOB_FLAG,  /* takes no value (one given is ignored, as memcached) */
+    KNOB_INT,   /* atoi()'s reading, in [min, max] */
+    KNOB_FLOAT, /* atof()'s reading, > 0 and, with max 1, <= 1 */
+    KNOB_UINT,  /* a whole unsigned 32-bit number (safe_strtoul) */
+};
+
+struct knob {
+    const char *name;
+    enum knob_kind kind;
+    int min, max;        /* KNOB_FLAG: max is what it stores in *value */
+    const char *missing; /* message without a value; NULL: allowed */
+    const char *bad;     /* message for a value out of range */
+    int *value;          /* where an int or flag is kept, for the */
+    bool *given;         /* cross-checks (check_knobs()) */
+};
+
+/* What the cross-checks of the LRU knobs need (memcached's defaults). */
+static int hot_lru_pct = 20, warm_lru_pct = 40, lru_maintainer = 1;
+static bool temporary_ttl;
+
+static const struct knob knobs[] = {
+    {.name = "slab_reassign", .kind = KNOB_FLAG},
+    {.name = "no_slab_reassign", .kind = KNOB_FLAG},
+    {.name = "no_slab_automove", .kind = KNOB_FLAG},
+    {.name = "inline_ascii_resp", .kind = KNOB_FLAG},
+    {.name = "no_inline_ascii_resp", .kind = KNOB_FLAG},
+    {.name = "lru_maintainer",
+     .kind = KNOB_FLAG,
+     .max = 1,
+     .value = &lru_maintainer},
+    {.name = "no_lru_maintainer",
+     .kind = KNOB_FLAG,
+     .max = 0,
+     .value = &lru_maintainer},
+    {.name = "slab_automove",
+     .kind = KNOB_INT,
+     .min = 0,
+     .max = 2,
+     .bad = "slab_automove must be between 0 and 2"},
+    {.name = "slab_automove_window",
+     .kind = KNOB_INT,
+     .min = 3,
+     .max = INT_MAX,
+     .missing = "Missing slab_automove_window argument",
+     .bad = "slab_automove_window must be > 2"},
+    {.name = "tail_repair_time",
+     .kind = KNOB_INT,
+     .min = 10,
+     .max = INT_MAX,
+     .missing = "Missing numeric argument for tail_repair_time",
+     .bad = "Cannot set tail_repair_time to less than 10 seconds"},
+    {.name = "hot_lru_pct",
+     .kind = KNOB_INT,
+     .min = 1,
+     .max = 79,
+     .missing = "Missing hot_lru_pct argument",
+     .bad = "hot_lru_pct must be > 1 and < 80",
+     .value = &hot_lru_pct},
+    {.name = "warm_lru_pct",
+     .kind = KNOB_INT,
+     .min = 1,
+     .max = 79,
+     .missing = "Missing warm_lru_pct argument",
+     .bad = "warm_lru_pct must be > 1 and < 80",
+     .value = &warm_lru_pct},
+    {.name = "temporary_ttl",
+     .kind = KNOB_INT,
+     .min = INT_MIN,
+     .max = INT_MAX,
+     .missing = "Missing temporary_ttl argument",
+     .given = &temporary_ttl},
+    {.name = "slab_automove_ratio",
+     .kind = KNOB_FLOAT,
+     .max = 1,
+     .missing = "Missing slab_automove_ratio argument",
+     .bad = "slab_automove_ratio must be > 0 and < 1"},
+    {.name = "hot_max_factor",
+     .kind = KNOB_FLOAT,
+     .missing = "Missing hot_max_factor argument",
+     .bad = "hot_max_factor must be > 0"},
+    {.name = "warm_max_factor",
+     .kind = KNOB_FLOAT,
+     .missing = "Missing warm_max_factor argument",
+     .bad = "warm_max_factor must be > 0"},
+    {.name = "watcher_logbuf_size",
+     .kind = KNOB_UINT,
+     .missing = "Missing watcher_logbuf_size argument",
+     .bad = "could not parse argument to watcher_logbuf_size"},
+    {.name = "worker_logbuf_size",
+     .kind = KNOB_UINT,
+     .missing = "Missing worker_logbuf_size argument",
+     .bad = "could not parse argument to worker_logbuf_size"},
+    {.name = "read_buf_mem_limit",
+     .kind = KNOB_UINT,
+     .missing = "Missing read_buf_mem_limit argument",
+     .bad = "could not parse argument to read_buf_mem_limit"},
+};
+
+/* Checks val for the knob named opt as memcached does; false if opt is
+ * none of them. */
+static bool knob_option(const char *opt, const char *val)
+{
+    for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+        const struct knob *k = &knobs[i];
+        if (strcmp(opt, k->name) != 0)
+            continue;
+        if (k->kind == KNOB_FLAG) {
+            if (k->value)
+                *k->value = k->max;
+            return true;
+        }
+        if (val == NULL) {
+            if (k->missing)
+                usage_error("%s", k->missing);
+            return true;
+        }
+        if (k->given)
+            *k->given = true;
+        if (k->kind == KNOB_INT) {
+            int v = atoi(val);
+            if (k->bad && (v < k->min || v > k->max))
+                usage_error("%s", k->bad);
+            if (k->value)
+                *k->value = v;
+        } else if (k->kind == KNOB_FLOAT) {
+            double v = atof(val);
+            if (v <= 0 || (k->max == 1 && v > 1))
+                usage_error("%s", k->bad);
+        } else {
+            uint32_t v;
+            if (!parse_u32(val, &v))
+                usage_error("%s", k->bad);
+        }
+        return true;
+    }
+    return false;
+}
+
+/* memcached's checks across the knobs, once every option is read. */
+static void check_knobs(void)
+{
+    if (hot_lru_pct + warm_lru_pct > 80)
+        usage_error("hot_lru_pct + warm_lru_pct cannot be more than 80%% "
+                    "combined");
+    if (temporary_ttl && !lru_maintainer)
+        usage_error("temporary_ttl requires lru_maintainer to be enabled");
+}
+
 /* One "-o" suboption. */
 static void extended_option(char *opt, bool *chunk_max_set)
 {
@@ -186,7 +354,11 @@ static void extended_option(char *opt, bool *chunk_max_set)
 
     if (val)
         *val++ = '\0';
-    if (strcmp(opt, "hashpower") == 0 && val) {
+    if (knob_option(opt, val)) {
+        /* validated; no effect here */
+    } else if (strcmp(opt, "no_chunked_items") == 0) {
+        settings.slab_chunk_max = MC_SLAB_PAGE_SIZE;
+    } else if (strcmp(opt, "hashpower") == 0 && val) {
         settings.hashpower_init =
             (int)number_arg("-o hashpower", val, MIN_HASHPOWER, MAX_HASHPOWER);
     } else if (strcmp(opt, "hash_algorithm") == 0 && val) {
@@ -230,6 +402,7 @@ static void extended_option(char *opt, bool *chunk_max_set)
     } else if (strcmp(opt, "no_modern") == 0 && !val) {
         if (!*chunk_max_set)
             settings.slab_chunk_max = MC_SLAB_PAGE_SIZE;
+        lru_maintainer = 0;
     } else {
         usage_error("Illegal suboption \"%s%s%s\"", opt, val ? "=" : "",
                     val ? val : "");
@@ -441,6 +614,7 @@ static void parse_args(int argc, char **argv)
         usage_error("Cannot set item size limit higher than 1/2 of memory "
                     "max.");
     check_chunk_max();
+    check_knobs();
 }
 
 /* Enough descriptors for -c connections. */

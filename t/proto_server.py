@@ -34,8 +34,26 @@ BAD_FLAGS = [
 SAME_MESSAGE = [
     ["-B", "bin"], ["-I", "256k"], ["-I", "1000k"], ["-I", "2k", "-m", "4"],
     ["-o", "slab_chunk_max=100"], ["-o", "slab_chunk_max=2097152"],
-    ["-o", "idle_timeout"],
+    ["-o", "idle_timeout"], ["-o", "tail_repair_time=5"],
+    ["-o", "hot_lru_pct=80"], ["-o", "slab_automove=3"],
+    ["-o", "slab_automove_ratio=0"], ["-o", "slab_automove_ratio=1.5"],
+    ["-o", "hot_max_factor=0"], ["-o", "warm_max_factor"],
+    ["-o", "watcher_logbuf_size=x"], ["-o", "temporary_ttl"],
+    ["-o", "slab_automove_window=2"], ["-o", "read_buf_mem_limit=-1"],
+    ["-o", "temporary_ttl=5,no_lru_maintainer"],
+    ["-o", "hot_lru_pct=50,warm_lru_pct=40"],
+    ["-o", "no_modern,temporary_ttl=3"],
 ]
+
+# Accepted by memcached 1.6.18 (and here, where they have no effect).
+KNOBS = ("slab_reassign,slab_automove=2,tail_repair_time=10,hot_lru_pct=20,"
+         "warm_lru_pct=40,hot_max_factor=0.2,warm_max_factor=2.0,"
+         "temporary_ttl=61,lru_maintainer,watcher_logbuf_size=256,"
+         "worker_logbuf_size=64,slab_automove_ratio=0.5,"
+         "slab_automove_window=30,no_chunked_items,inline_ascii_resp,"
+         "no_inline_ascii_resp,no_slab_reassign,no_slab_automove,"
+         "read_buf_mem_limit=10,slab_automove,idle_timeout=0,"
+         "slab_chunk_max=524288")
 REFERENCE = "/usr/bin/memcached"
 
 
@@ -87,6 +105,19 @@ def test_idle_timeout(t):
     t.check("no idle_kicks without idle_timeout (as memcached)",
             "idle_kicks" not in Client(srv).stats())
     srv.stop()
+
+
+def test_knobs_accepted(t):
+    for program, extra in ((None, []), (REFERENCE, ["-l", "127.0.0.1"])):
+        who = "memcached 1.6.18" if program else "ours"
+        srv = Server(extra + ["-o", KNOBS], program=program)
+        c = Client(srv)
+        c.send(b"version\r\n")
+        t.eq("%s serves with every knob set" % who, c.line(),
+             b"VERSION 1.6.18\r\n")
+        t.eq("%s: slab_chunk_max after no_chunked_items and its own" % who,
+             c.stats(b"settings").get("slab_chunk_max"), "524288")
+        srv.stop()
 
 
 def test_help_version(t):
@@ -382,7 +413,7 @@ def _tcp_open(port):
 def main():
     t = Tally("proto_server")
     for fn in (test_bad_flags, test_messages_as_memcached, test_help_version,
-               test_idle_timeout, test_root_rule,
+               test_idle_timeout, test_knobs_accepted, test_root_rule,
                test_listen_default, test_maxconns, test_maxconns_burst,
                test_no_maxconns_fast,
                test_reqs_per_event, test_shutdown, test_verbose,
