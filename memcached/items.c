@@ -854,7 +854,7 @@ enum item_status item_delete(const char *key, size_t nkey,
     struct item *it = find_live(key, nkey, &kh, items_now(), &why);
     if (it == NULL) {
         st = ITEM_NOT_FOUND;
-    } else if (req->cas != 0 && req->cas != item_cas(it)) {
+    } else if ((req->cas != 0 || req->cas_given) && req->cas != item_cas(it)) {
         st = ITEM_EXISTS;
     } else if (req->stale) {
         uint32_t exp = req->set_exptime ? req->exptime : it->nic.exptime;

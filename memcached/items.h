@@ -181,13 +181,14 @@ enum item_status item_store(struct item *it, const struct store_req *req,
 enum item_status item_touch(const char *key, size_t nkey, uint32_t exptime);
 
 /*
- * Deletes key; with cas != 0 only if the item's CAS equals it (else
- * ITEM_EXISTS). With stale, the item is not removed but replaced by a copy
- * marked stale with a new CAS (meta md I), and exptime set when
+ * Deletes key; with cas != 0 (or cas_given) only if the item's CAS equals
+ * it (else ITEM_EXISTS). With stale, the item is not removed but replaced by a
+ * copy marked stale with a new CAS (meta md I), and exptime set when
  * set_exptime. ITEM_OK, ITEM_NOT_FOUND, ITEM_EXISTS, ITEM_NO_MEMORY.
  */
 struct delete_req {
     uint64_t cas;
+    bool cas_given; /* compare even a cas of 0 (meta md C0, as memcached) */
     bool stale;
     bool set_exptime;
     uint32_t exptime;
