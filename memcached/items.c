@@ -351,7 +351,8 @@ void do_item_unlink(struct item *it, const struct rdn_keyhash *kh,
     do_item_unlink_lru(it, lru_locked);
 }
 
-/* Publishes new_it (sealed) in old_it's place (item lock held). */
+/* Publishes new_it (sealed) in old_it's place (item lock held). Not
+ * counted in total_items: callers count what memcached counts. */
 static void do_item_replace(struct item *old_it, struct item *new_it,
                             const struct rdn_keyhash *kh)
 {
@@ -372,7 +373,6 @@ static void do_item_replace(struct item *old_it, struct item *new_it,
     l->bytes += item_total(new_it);
     pthread_mutex_unlock(&l->lock);
     sizes_account(new_it, 1);
-    stats_inc(TC_TOTAL_ITEMS);
 }
 
 /* Records an access: fetched flag, access time, and an LRU bump at most
@@ -812,10 +812,12 @@ enum item_status item_store(struct item *it, const struct store_req *req,
          * clients see the same sequence of ids. */
         cas = next_cas();
         item_seal(pub, cas);
-        if (old_it)
+        if (old_it) {
             do_item_replace(old_it, pub, &kh);
-        else
-            do_item_link(pub, &kh);
+            stats_inc(TC_TOTAL_ITEMS);
+        } else {
+            do_item_link(pub, &kh); /* counted there */
+        }
         if (cas_out)
             *cas_out = settings.use_cas ? cas : 0;
         if (pub != it)
@@ -1010,10 +1012,15 @@ static enum item_status arith_apply(struct item *it,
                                  v, min_len, &st);
     if (n == NULL)
         return st == ITEM_TOO_LARGE ? ITEM_NO_MEMORY : st;
+    /* memcached rewrites a number that fits in place, and counts only a
+     * new item in total_items. */
+    bool in_place = min_len != 0 && n->nic.nbytes == it->nic.nbytes;
     uint64_t cas = next_cas();
     item_seal(n, cas);
     res->cas = settings.use_cas ? cas : 0;
     do_item_replace(it, n, kh);
+    if (!in_place)
+        stats_inc(TC_TOTAL_ITEMS);
     item_release(n);
     slabs_count(n->clsid, req->incr ? SLABS_INCR_HITS : SLABS_DECR_HITS);
     res->value = v;

@@ -593,20 +593,30 @@ COUNTERS = ["cmd_get", "cmd_set", "cmd_flush", "cmd_touch", "get_hits",
             "get_misses", "get_expired", "get_flushed", "delete_misses",
             "delete_hits", "incr_misses", "incr_hits", "decr_misses",
             "decr_hits", "cas_misses", "cas_hits", "cas_badval",
-            "touch_hits", "touch_misses", "store_too_large", "curr_items"]
+            "touch_hits", "touch_misses", "store_too_large", "curr_items",
+            "total_items"]
 
 
 def counter_session():
-    return [Step("counted", b"".join([
+    # Two steps: whether an incr rewrites its item in place (not counted
+    # in total_items) depends on replies still holding it, which memcached
+    # sends at other moments than ours within one batch.
+    first = [
         req(SET, b"a", sx(), b"1"), req(SET, b"a", sx(), b"2", cas=1),
         req(SET, b"a", sx(), b"3", cas=1), req(SET, b"b", sx(), b"4", cas=9),
         req(GET, b"a"), req(GETQ, b"x"), req(GETK, b"y"),
         req(TOUCH, b"a", ex(0)), req(GAT, b"x", ex(0)),
+    ]
+    second = [
         req(INCR, b"a", ax(1)), req(DECR, b"x", ax(1, 0, NO_CREATE)),
         req(INCR, b"c", ax(1, 1)), req(DELETE, b"c"), req(DELETE, b"c"),
         req(ADD, b"a", sx(), b"x"), req(SET, b"big", sx(), b"x" * 2000000),
-        req(APPEND, b"a", value=b"0"), req(FLUSH, extras=ex(100)),
-    ]), None)]
+        req(APPEND, b"a", value=b"0"), req(SET, b"g", sx(), b"9"),
+        req(INCR, b"g", ax(1)), req(DECR, b"g", ax(5)),
+        req(FLUSH, extras=ex(100)),
+    ]
+    return [Step("counted", b"".join(first), None),
+            Step("counted too", b"".join(second), None)]
 
 
 def test_counters(t, ref_ok):
