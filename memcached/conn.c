@@ -993,7 +993,7 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
         c->fd = fd;
         c->transport = transport;
         c->w = w;
-        c->proto = settings.binding_protocol;
+        c->proto = settings.protocol;
         c->last_cmd_time = items_now();
         c->peerlen = sizeof(c->peer);
         c->locallen = sizeof(c->local);

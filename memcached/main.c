@@ -560,11 +560,11 @@ static void parse_args(int argc, char **argv)
             break;
         case 'B':
             if (strcmp(optarg, "auto") == 0)
-                settings.binding_protocol = MC_PROTO_NEGOTIATE;
+                settings.protocol = MC_PROTO_NEGOTIATE;
             else if (strcmp(optarg, "binary") == 0)
-                settings.binding_protocol = MC_PROTO_BINARY;
+                settings.protocol = MC_PROTO_BINARY;
             else if (strcmp(optarg, "ascii") == 0)
-                settings.binding_protocol = MC_PROTO_ASCII;
+                settings.protocol = MC_PROTO_ASCII;
             else
                 usage_error("Invalid value for binding protocol: %s\n"
                             " -- should be one of auto, binary, or ascii",

@@ -28,7 +28,7 @@ void settings_init(void)
         .detail_enabled = false,
         .reqs_per_event = 20,
         .backlog = 1024,
-        .binding_protocol = MC_PROTO_NEGOTIATE,
+        .protocol = MC_PROTO_NEGOTIATE,
         .item_size_max = 1024 * 1024,
         .maxconns_fast = true,
         .hashpower_init = 0,

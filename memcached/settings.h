@@ -30,40 +30,39 @@ enum mc_protocol {
 };
 
 struct settings {
-    size_t maxbytes;       /* -m, bytes of item memory */
-    int maxconns;          /* -c */
-    int port;              /* -p */
-    int udpport;           /* -U, 0 = off */
-    char *inter;           /* -l, comma-separated listen addresses */
-    int verbose;           /* -v count; "verbosity" changes it */
-    bool evict_to_free;    /* false with -M */
-    char *socketpath;      /* -s, NULL = TCP/UDP */
-    int access;            /* -a, umask of the unix socket (octal) */
-    bool shutdown_command; /* -A */
-    double factor;         /* -f */
-    int chunk_size;        /* -n */
-    int num_threads;       /* -t */
-    char prefix_delimiter; /* -D */
-    bool detail_enabled;   /* "stats detail on" */
-    int reqs_per_event;    /* -R */
-    int backlog;           /* -b */
-    enum mc_protocol binding_protocol; /* -B */
-    size_t item_size_max;              /* -I */
-    bool maxconns_fast;                /* -o maxconns_fast */
-    int hashpower_init;                /* -o hashpower */
-    bool flush_enabled;                /* false with -F */
-    bool use_cas;                      /* false with -C: clients see CAS 0 */
-    bool dump_enabled;                 /* false with -X */
-    bool lru_crawler;                  /* -o no_lru_crawler turns it off */
-    int lru_crawler_sleep;             /* -o lru_crawler_sleep, microseconds */
-    uint32_t lru_crawler_tocrawl;      /* -o lru_crawler_tocrawl */
-    int idle_timeout;   /* -o idle_timeout, seconds; 0 (or less) = never */
-    int slab_chunk_max; /* -o slab_chunk_max, bytes: validated and shown,
-                           no effect (items are never chunked here) */
-    bool track_sizes;   /* -o track_sizes, "stats sizes_enable" */
-    bool daemonize;     /* -d */
-    char *pid_file;     /* -P */
-    char *username;     /* -u */
+    size_t maxbytes;              /* -m, bytes of item memory */
+    int maxconns;                 /* -c */
+    int port;                     /* -p */
+    int udpport;                  /* -U, 0 = off */
+    char *inter;                  /* -l, comma-separated listen addresses */
+    int verbose;                  /* -v count; "verbosity" changes it */
+    bool evict_to_free;           /* false with -M */
+    char *socketpath;             /* -s, NULL = TCP/UDP */
+    int access;                   /* -a, umask of the unix socket (octal) */
+    bool shutdown_command;        /* -A */
+    double factor;                /* -f */
+    int chunk_size;               /* -n */
+    int num_threads;              /* -t */
+    char prefix_delimiter;        /* -D */
+    bool detail_enabled;          /* "stats detail on" */
+    int reqs_per_event;           /* -R */
+    int backlog;                  /* -b */
+    enum mc_protocol protocol;    /* -B, memcached's binding_protocol */
+    size_t item_size_max;         /* -I */
+    bool maxconns_fast;           /* -o maxconns_fast */
+    int hashpower_init;           /* -o hashpower */
+    bool flush_enabled;           /* false with -F */
+    bool use_cas;                 /* false with -C: clients see CAS 0 */
+    bool dump_enabled;            /* false with -X */
+    bool lru_crawler;             /* -o no_lru_crawler turns it off */
+    int lru_crawler_sleep;        /* -o lru_crawler_sleep, microseconds */
+    uint32_t lru_crawler_tocrawl; /* -o lru_crawler_tocrawl */
+    int idle_timeout;             /* -o idle_timeout, seconds; <= 0: never */
+    int slab_chunk_max;           /* -o slab_chunk_max, no effect here */
+    bool track_sizes;             /* -o track_sizes, "stats sizes_enable" */
+    bool daemonize;               /* -d */
+    char *pid_file;               /* -P */
+    char *username;               /* -u */
 };
 
 extern struct settings settings;

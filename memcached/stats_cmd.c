@@ -161,7 +161,7 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     STAT_U64("reqs_per_event", settings.reqs_per_event);
     STAT_STR("cas_enabled", yes_no(settings.use_cas));
     STAT_U64("tcp_backlog", settings.backlog);
-    STAT_STR("binding_protocol", protocol_names[settings.binding_protocol]);
+    STAT_STR("binding_protocol", protocol_names[settings.protocol]);
     STAT_STR("auth_enabled_sasl", "no");
     STAT_STR("auth_enabled_ascii", "no");
     STAT_U64("item_size_max", settings.item_size_max);
