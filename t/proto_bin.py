@@ -16,6 +16,7 @@ ascii|binary|auto, and items shared with the ASCII protocol. A missing
 reference server is a failure, not a skip.
 """
 import os
+import random
 import socket
 import struct
 import sys
@@ -45,6 +46,7 @@ TEXT = {
     UNKNOWN: b"Unknown command",
 }
 MARK = 0x4d41524b  # the opaque of the NOOP that ends each step
+IO_WAIT = 5.0
 EOF = b"<EOF>"
 NO_CREATE = 0xffffffff
 
@@ -737,6 +739,99 @@ def test_lying_lengths(t):
     srv.stop()
 
 
+FUZZ_PACKETS = 400
+KNOWN = {GET, SET, ADD, REPLACE, DELETE, INCR, DECR, QUIT, FLUSH, GETQ, NOOP,
+         VERSION, GETK, GETKQ, APPEND, PREPEND, STAT, SETQ, ADDQ, REPLACEQ,
+         DELETEQ, INCRQ, DECRQ, QUITQ, FLUSHQ, APPENDQ, PREPENDQ, TOUCH, GAT,
+         GATQ, SASL_LIST, SASL_AUTH, SASL_STEP, GATK, GATKQ}
+
+
+def fuzz_packet(rnd):
+    """A request with truthful lengths but any opcode, extras, key, CAS."""
+    op = rnd.choice(list(range(0x25)) * 3 + [rnd.randrange(256)])
+    key = rnd.choice([b"", b"k", b"key2", b"a" * 250, b"b" * 251,
+                      bytes(rnd.randrange(256) for _ in range(9))])
+    el = rnd.choice([0, 4, 8, 20, rnd.randrange(32)])
+    ext = bytes(rnd.randrange(256) for _ in range(el))
+    if el in (4, 8, 20) and rnd.random() < 0.5:  # well-formed extras
+        ext = {4: ex(rnd.choice([0, 100])), 8: sx(rnd.randrange(3)),
+               20: ax(rnd.randrange(5), rnd.randrange(5),
+                      rnd.choice([0, NO_CREATE]))}[el]
+    if op in (FLUSH, FLUSHQ) and el in (0, 4):
+        ext = ex(100)  # no flush that empties the cache now
+    value = rnd.choice([b"", b"1", b"12", b"abc", b"x" * 100])
+    cas = rnd.choice([0, 0, 0, 1, 2, 3, rnd.randrange(1 << 64)])
+    return op, req(op, key, ext, value, opaque=rnd.randrange(1 << 32),
+                   cas=cas)
+
+
+def one_shot(port, packet):
+    """The whole reply to packet sent on a connection closed for writing."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=IO_WAIT)
+    s.sendall(packet)
+    s.shutdown(socket.SHUT_WR)
+    out = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                return out
+            out += d
+    except socket.timeout:
+        return out + b"<TIMEOUT>"
+    finally:
+        s.close()
+
+
+def well_framed(reply, opcode):
+    """Whole response packets, each echoing opcode (STAT: many)."""
+    while reply:
+        if len(reply) < 24 or reply[0] != 0x81 or reply[1] != opcode:
+            return False
+        reply = reply[24 + struct.unpack(">I", reply[8:12])[0]:]
+    return True
+
+
+def test_fuzz(t, ref_ok):
+    """Seeded random requests, one per connection, against both servers:
+    ours never crashes, frames every reply, changes no other key, and
+    answers byte for byte as memcached 1.6.18, except for an unknown
+    opcode carrying extras or a key: memcached skips bodylen bytes more
+    than the request had and loses its reply when the client hangs up."""
+    rnd = random.Random(17)
+    packets = [fuzz_packet(rnd) for _ in range(FUZZ_PACKETS)]
+    replies = []
+    for program, args in ((None, ["-t", "2"]), (REFERENCE, REF_ARGS)):
+        if program and not ref_ok:
+            break
+        srv = Server(args, program=program)
+        c = Client(srv)
+        c.set(b"sentinel", b"unchanged", flags=9)
+        replies.append([one_shot(srv.port, p) for _, p in packets])
+        if program is None:
+            t.check("fuzz: server alive", srv.alive())
+            t.eq("fuzz: other keys unchanged", c.get(b"sentinel"),
+                 (9, b"unchanged"))
+        c.close()
+        srv.stop()
+    bad = [i for i, ((op, _), r) in enumerate(zip(packets, replies[0]))
+           if not well_framed(r, op)]
+    t.eq("fuzz: every reply well framed", bad, [])
+    if len(replies) < 2:
+        return
+    compared = differ = 0
+    for (op, p), ours, ref in zip(packets, replies[0], replies[1]):
+        if op not in KNOWN and p[2:4] + p[4:5] != b"\0\0\0":
+            continue
+        compared += 1
+        if ours != ref:
+            differ += 1
+            t.eq("fuzz: %s as memcached" % p[:24].hex(), ours, ref)
+    t.check("fuzz: most requests compared", compared > FUZZ_PACKETS * 0.9,
+            compared)
+    t.eq("fuzz: replies that differ from memcached's", differ, 0)
+
+
 def main():
     t = Tally("proto_bin")
     ref_ok = t.check("reference memcached installed (package memcached)",
@@ -748,6 +843,7 @@ def main():
     t.run(test_unix)
     t.run(test_binding)
     t.run(test_lying_lengths)
+    t.run(test_fuzz, ref_ok)
     t.finish()
 
 
