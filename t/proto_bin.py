@@ -125,8 +125,8 @@ class BinClient(Client):
             return got + self.buf + EOF
 
     def rest(self):
-        """Everything until the server closes (EOF) or 2 s pass."""
-        closed = self.closed_by_server(2.0)
+        """Everything until the server closes (EOF) or 5 s pass."""
+        closed = self.closed_by_server(5.0)
         out, self.buf = self.buf, b""
         return out + (EOF if closed else b"<OPEN>")
 
