@@ -36,6 +36,7 @@
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
 #include "memcached/stats_prefix.h"
+#include "proto/byteorder.h"
 
 /* memcached's read buffer: a request whose header, extras and key do not
  * fit in it can never be parsed there, and the connection is closed once
@@ -56,38 +57,50 @@ struct bin_req {
     const char *key;
 };
 
+/* Big-endian fields at any offset of a packet. */
 static uint16_t get16(const unsigned char *p)
 {
-    return (uint16_t)(p[0] << 8 | p[1]);
+    be16 v;
+
+    memcpy(&v, p, sizeof(v));
+    return be16_to_cpu(v);
 }
 
 static uint32_t get32(const unsigned char *p)
 {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-           p[3];
+    be32 v;
+
+    memcpy(&v, p, sizeof(v));
+    return be32_to_cpu(v);
 }
 
 static uint64_t get64(const unsigned char *p)
 {
-    return (uint64_t)get32(p) << 32 | get32(p + 4);
+    be64 v;
+
+    memcpy(&v, p, sizeof(v));
+    return be64_to_cpu(v);
 }
 
 static void put16(unsigned char *p, uint16_t v)
 {
-    p[0] = (unsigned char)(v >> 8);
-    p[1] = (unsigned char)v;
+    be16 b = cpu_to_be16(v);
+
+    memcpy(p, &b, sizeof(b));
 }
 
 static void put32(unsigned char *p, uint32_t v)
 {
-    put16(p, (uint16_t)(v >> 16));
-    put16(p + 2, (uint16_t)v);
+    be32 b = cpu_to_be32(v);
+
+    memcpy(p, &b, sizeof(b));
 }
 
 static void put64(unsigned char *p, uint64_t v)
 {
-    put32(p, (uint32_t)(v >> 32));
-    put32(p + 4, (uint32_t)v);
+    be64 b = cpu_to_be64(v);
+
+    memcpy(p, &b, sizeof(b));
 }
 
 /* The non-quiet opcode a quiet one stands for; *quiet says if it was. */
