@@ -248,9 +248,12 @@ static int writer(int nkeys, double secs)
         snprintf(key, sizeof(key), "race-%d", (int)(seq % (uint64_t)nkeys));
         size_t n = race_value(buf, key, seq);
 
-        if (memcached_set(mc, key, strlen(key), buf, n, 0, 0) !=
-            MEMCACHED_SUCCESS) {
-            fprintf(stderr, "offload_driver: set failed\n");
+        memcached_return_t rc =
+            memcached_set(mc, key, strlen(key), buf, n, 0, 0);
+
+        if (rc != MEMCACHED_SUCCESS) {
+            fprintf(stderr, "offload_driver: set %llu failed: %s\n",
+                    (unsigned long long)seq, memcached_strerror(mc, rc));
             return 2;
         }
         seq++;
