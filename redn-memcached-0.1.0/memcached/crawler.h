@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memcached/crawler.h - the background expiry crawler.
+ *
+ * A thread that walks each slab class's LRU from tail to head and unlinks
+ * expired and flushed items, so their memory comes back even if nobody asks
+ * for them again. It runs on its own every few seconds (less often while it
+ * finds nothing) and on request ("lru_crawler crawl").
+ */
+#ifndef MEMCACHED_CRAWLER_H
+#define MEMCACHED_CRAWLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CRAWLER_ALL_CLASSES UINT64_MAX
+
+/* Starts the thread; 0 or a negative errno. */
+int crawler_start(void);
+
+/* Stops and joins it (no-op if not started). */
+void crawler_stop(void);
+
+/*
+ * Asks for a crawl of the classes whose bit is set in class_mask (bit i =
+ * class id i). Returns false if the crawler is not running or busy with an
+ * earlier request.
+ */
+bool crawler_request(uint64_t class_mask);
+
+/*
+ * Like crawler_request(), but never refused while the thread runs: a crawl
+ * in progress is followed at once by one of these classes (flush_all needs
+ * the flushed items gone even if a crawl had already passed them).
+ */
+void crawler_queue(uint64_t class_mask);
+
+/* Crawls of the whole cache or of requested classes so far, and whether
+ * one is running now. */
+uint64_t crawler_starts(void);
+bool crawler_running(void);
+
+/*
+ * Walks class clsid once on the calling thread (the thread's body, and
+ * tests). Returns the number of items reclaimed.
+ */
+uint64_t crawler_crawl_class(unsigned clsid);
+
+#endif /* MEMCACHED_CRAWLER_H */

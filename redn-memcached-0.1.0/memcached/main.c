@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memcached/main.c - command line, start-up and shutdown of the server.
+ *
+ * Start-up order: parse flags; bind the sockets (so a busy port is an
+ * error the caller sees); drop root privileges (-u); daemonize (-d, before
+ * any thread exists); map the item arena and build the slab classes, the
+ * cuckoo index and the LRUs, or adopt a previous server's
+ * (memcached/persist.h); start the workers; run the listener's loop.
+ *
+ * Shutdown (SIGINT, SIGTERM, SIGUSR1, "shutdown"): the listener's loop
+ * ends, the workers finish the request they are in and stop, then the
+ * crawler, the index's migration and the offload stop, so that the offload
+ * can release (or, with --rdn-keep-on-exit, keep) memory nothing touches.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <event2/thread.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "memcached/arena.h"
+#include "memcached/assoc.h"
+#include "memcached/conn.h"
+#include "memcached/items.h"
+#include "memcached/listen.h"
+#include "memcached/persist.h"
+#include "memcached/rdn_glue.h"
+#include "memcached/settings.h"
+#include "memcached/slabs.h"
+#include "memcached/stats.h"
+#include "memcached/thread.h"
+#include "rdn/rnic/rnic.h"
+
+#define EXIT_OSERR    71 /* sysexits.h EX_OSERR */
+#define RESERVED_FDS  32 /* listeners, eventfds, logs, ... */
+#define MIN_HASHPOWER 12 /* memcached's -o hashpower bounds */
+#define MAX_HASHPOWER 32
+
+static struct event_base *main_base;
+static bool prealloc;
+
+static void usage(void)
+{
+    printf(
+        "memcached " MC_VERSION " (" PACKAGE_STRING ")\n"
+        "-p, --port=<num>          TCP port to listen on (default: 11211, "
+        "0 = off)\n"
+        "-U, --udp-port=<num>      UDP port to listen on (default: 0, off)\n"
+        "-s, --unix-socket=<file>  UNIX socket to listen on (disables "
+        "network support)\n"
+        "-a, --unix-mask=<mask>    access mask for UNIX socket, in octal "
+        "(default: 700)\n"
+        "-A, --enable-shutdown     enable ascii \"shutdown\" command\n"
+        "-l, --listen=<addr>       interface(s) to listen on, comma "
+        "separated\n"
+        "                          (default: 127.0.0.1, for safety; unlike "
+        "memcached,\n"
+        "                          which listens on every interface)\n"
+        "-d, --daemon              run as a daemon\n"
+        "-u, --user=<user>         assume identity of <username> (only when "
+        "run as root)\n"
+        "-m, --memory-limit=<num>  item memory in megabytes (default: 64)\n"
+        "-M, --disable-evictions   return error on memory exhausted instead "
+        "of evicting\n"
+        "-c, --conn-limit=<num>    max simultaneous connections (default: "
+        "1024)\n"
+        "-v, --verbose             verbose (print errors/warnings while in "
+        "event loop)\n"
+        "-vv                       very verbose (also print client "
+        "commands/responses)\n"
+        "-h, --help                print this help and exit\n"
+        "-V, --version             print version and exit\n"
+        "-P, --pidfile=<file>      save PID in <file>, only used with -d "
+        "option\n"
+        "-f, --slab-growth-factor=<num> chunk size growth factor (default: "
+        "1.25)\n"
+        "-n, --slab-min-size=<bytes> min space used for key+value+flags "
+        "(default: 48)\n"
+        "-L, --enable-largepages   preallocate the item memory at start\n"
+        "-D <char>                 per-prefix stats delimiter (default: "
+        "\":\"); turns\n"
+        "                          \"stats detail\" on\n"
+        "-t, --threads=<num>       number of threads to use (default: 4)\n"
+        "-R, --max-reqs-per-event  maximum number of requests per event "
+        "(default: 20)\n"
+        "-b, --listen-backlog=<num> set the backlog queue limit (default: "
+        "1024)\n"
+        "-B, --protocol=<name>     protocol: ascii or auto (ascii; no binary "
+        "protocol)\n"
+        "-I, --max-item-size=<num> adjusts max item size (default: 1m, min: "
+        "1k, max: 1024m)\n"
+        "-F, --disable-flush-all   disable flush_all command\n"
+        "-X, --disable-dumping     disable stats cachedump\n" RDN_GLUE_USAGE
+        "-o, --extended            comma separated list of extended options\n"
+        "   - hashpower:           starting hash table size as a power of 2 "
+        "(%d-%d,\n"
+        "                          default %d); the table grows at run "
+        "time\n"
+        "   - hash_algorithm:      murmur3 (the only one)\n"
+        "   - maxconns_fast, no_maxconns_fast: reject connections over -c "
+        "at once\n"
+        "   - lru_crawler, no_lru_crawler: background expiry crawler "
+        "(default: on)\n"
+        "   - lru_crawler_sleep:   microseconds to sleep between batches "
+        "(default: 100)\n"
+        "   - lru_crawler_tocrawl: max items to crawl per class per run "
+        "(default: 0, all)\n"
+        "   - track_sizes:         enable dynamic reports for 'stats "
+        "sizes'\n",
+        MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER);
+}
+
+/*
+ * The memcached version clients see on the first line, as memcached prints
+ * it (scripts parse it), then this package's version and the NIC providers
+ * built in (what --rdn-device can choose from).
+ */
+static void print_version(void)
+{
+    const char *name;
+
+    printf("memcached " MC_VERSION "\n" PACKAGE_STRING "; NIC providers:");
+    for (size_t i = 0; (name = rnic_provider_name(i)) != NULL; i++)
+        printf(" %s", name);
+    printf("\n");
+}
+
+static void usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry \"memcached -h\" for the list of options.\n");
+    exit(MC_EXIT_USAGE);
+}
+
+/* A whole non-negative decimal number, at most max, or a usage error. */
+static long long number_arg(const char *opt, const char *s, long long min,
+                            long long max)
+{
+    char *end;
+
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < min || v > max)
+        usage_error("Invalid value for %s: \"%s\" (expected an integer "
+                    "from %lld to %lld)",
+                    opt, s, min, max);
+    return v;
+}
+
+/* -I: bytes, with an optional k or m suffix. */
+static size_t size_arg(const char *s)
+{
+    char *end;
+
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || strchr(s, '-'))
+        usage_error("Invalid value for -I: \"%s\"", s);
+    if (*end == 'k' || *end == 'K')
+        v *= 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1024 * 1024, end++;
+    if (*end != '\0')
+        usage_error("Invalid value for -I: \"%s\"", s);
+    if (v < SLABS_ITEMMAX_MIN)
+        usage_error("Item max size cannot be less than 1024 bytes.");
+    if (v > SLABS_ITEMMAX_MAX)
+        usage_error("Cannot set item size limit higher than 1 GB.");
+    return (size_t)v;
+}
+
+/* One "-o" suboption. */
+static void extended_option(char *opt)
+{
+    char *val = strchr(opt, '=');
+
+    if (val)
+        *val++ = '\0';
+    if (strcmp(opt, "hashpower") == 0 && val) {
+        settings.hashpower_init =
+            (int)number_arg("-o hashpower", val, MIN_HASHPOWER, MAX_HASHPOWER);
+    } else if (strcmp(opt, "hash_algorithm") == 0 && val) {
+        if (strcmp(val, "murmur3") != 0)
+            usage_error("Unknown hash_algorithm option \"%s\" (supported: "
+                        "murmur3)",
+                        val);
+    } else if (strcmp(opt, "maxconns_fast") == 0 && !val) {
+        settings.maxconns_fast = true;
+    } else if (strcmp(opt, "no_maxconns_fast") == 0 && !val) {
+        settings.maxconns_fast = false;
+    } else if (strcmp(opt, "lru_crawler") == 0 && !val) {
+        settings.lru_crawler = true;
+    } else if (strcmp(opt, "no_lru_crawler") == 0 && !val) {
+        settings.lru_crawler = false;
+    } else if (strcmp(opt, "lru_crawler_sleep") == 0 && val) {
+        settings.lru_crawler_sleep =
+            (int)number_arg("-o lru_crawler_sleep", val, 0, 1000000);
+    } else if (strcmp(opt, "lru_crawler_tocrawl") == 0 && val) {
+        settings.lru_crawler_tocrawl =
+            (uint32_t)number_arg("-o lru_crawler_tocrawl", val, 0, UINT32_MAX);
+    } else if (strcmp(opt, "track_sizes") == 0 && !val) {
+        settings.track_sizes = true;
+    } else if ((strcmp(opt, "modern") == 0 || strcmp(opt, "no_modern") == 0) &&
+               !val) {
+        /* accepted for compatibility: nothing to switch */
+    } else {
+        usage_error("Illegal suboption \"%s%s%s\"", opt, val ? "=" : "",
+                    val ? val : "");
+    }
+}
+
+static void parse_args(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"port", required_argument, NULL, 'p'},
+        {"udp-port", required_argument, NULL, 'U'},
+        {"unix-socket", required_argument, NULL, 's'},
+        {"unix-mask", required_argument, NULL, 'a'},
+        {"enable-shutdown", no_argument, NULL, 'A'},
+        {"listen", required_argument, NULL, 'l'},
+        {"daemon", no_argument, NULL, 'd'},
+        {"user", required_argument, NULL, 'u'},
+        {"memory-limit", required_argument, NULL, 'm'},
+        {"disable-evictions", no_argument, NULL, 'M'},
+        {"conn-limit", required_argument, NULL, 'c'},
+        {"verbose", optional_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"pidfile", required_argument, NULL, 'P'},
+        {"slab-growth-factor", required_argument, NULL, 'f'},
+        {"slab-min-size", required_argument, NULL, 'n'},
+        {"enable-largepages", no_argument, NULL, 'L'},
+        {"threads", required_argument, NULL, 't'},
+        {"max-reqs-per-event", required_argument, NULL, 'R'},
+        {"listen-backlog", required_argument, NULL, 'b'},
+        {"protocol", required_argument, NULL, 'B'},
+        {"max-item-size", required_argument, NULL, 'I'},
+        {"disable-flush-all", no_argument, NULL, 'F'},
+        {"disable-dumping", no_argument, NULL, 'X'},
+        {"extended", required_argument, NULL, 'o'},
+        {"rdn-port", required_argument, NULL, RDN_OPT_PORT},
+        {"rdn-device", required_argument, NULL, RDN_OPT_DEVICE},
+        {"rdn-clients", required_argument, NULL, RDN_OPT_CLIENTS},
+        {"rdn-baselines", required_argument, NULL, RDN_OPT_BASELINES},
+        {"rdn-keep-on-exit", no_argument, NULL, RDN_OPT_KEEP},
+        {NULL, 0, NULL, 0},
+    };
+    int ch;
+    bool item_size_set = false;
+
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv,
+                             ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FXo:",
+                             longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'p':
+            settings.port = (int)number_arg("-p", optarg, 0, 65535);
+            break;
+        case 'U':
+            settings.udpport = (int)number_arg("-U", optarg, 0, 65535);
+            break;
+        case 's':
+            settings.socketpath = optarg;
+            break;
+        case 'a': {
+            char *end;
+            long mask = strtol(optarg, &end, 8);
+            if (end == optarg || *end != '\0' || mask < 0 || mask > 0777)
+                usage_error("Invalid value for -a: \"%s\" (an octal mode)",
+                            optarg);
+            settings.access = (int)mask;
+            break;
+        }
+        case 'A':
+            settings.shutdown_command = true;
+            break;
+        case 'l':
+            settings.inter = optarg;
+            break;
+        case 'd':
+            settings.daemonize = true;
+            break;
+        case 'u':
+            settings.username = optarg;
+            break;
+        case 'm':
+            settings.maxbytes =
+                (size_t)number_arg("-m", optarg, 1, 1 << 30) * 1024 * 1024;
+            break;
+        case 'M':
+            settings.evict_to_free = false;
+            break;
+        case 'c':
+            settings.maxconns = (int)number_arg("-c", optarg, 1, 1 << 24);
+            break;
+        case 'v':
+            settings.verbose++;
+            break;
+        case 'h':
+            usage();
+            exit(EXIT_SUCCESS);
+        case 'V':
+            print_version();
+            exit(EXIT_SUCCESS);
+        case 'P':
+            settings.pid_file = optarg;
+            break;
+        case 'f': {
+            char *end;
+            settings.factor = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(settings.factor > 1.0))
+                usage_error("Factor must be greater than 1");
+            break;
+        }
+        case 'n':
+            settings.chunk_size = (int)number_arg("-n", optarg, 1, 1 << 20);
+            break;
+        case 'L':
+            prealloc = true;
+            break;
+        case 'D':
+            if (strlen(optarg) != 1)
+                usage_error("-D needs a single character");
+            settings.prefix_delimiter = optarg[0];
+            settings.detail_enabled = true;
+            break;
+        case 't':
+            settings.num_threads = (int)number_arg("-t", optarg, 1, 256);
+            break;
+        case 'R':
+            settings.reqs_per_event = (int)number_arg("-R", optarg, 1, 1 << 20);
+            break;
+        case 'b':
+            settings.backlog = (int)number_arg("-b", optarg, 1, 1 << 20);
+            break;
+        case 'B':
+            if (strcmp(optarg, "ascii") != 0 && strcmp(optarg, "auto") != 0)
+                usage_error("Invalid value for -B: \"%s\" (this server "
+                            "speaks ascii only)",
+                            optarg);
+            break;
+        case 'I':
+            settings.item_size_max = size_arg(optarg);
+            item_size_set = true;
+            break;
+        case 'F':
+            settings.flush_enabled = false;
+            break;
+        case 'X':
+            settings.dump_enabled = false;
+            break;
+        case 'o': {
+            char *save = NULL;
+            for (char *o = strtok_r(optarg, ",", &save); o;
+                 o = strtok_r(NULL, ",", &save))
+                extended_option(o);
+            break;
+        }
+        case RDN_OPT_PORT:
+        case RDN_OPT_DEVICE:
+        case RDN_OPT_CLIENTS:
+        case RDN_OPT_BASELINES:
+        case RDN_OPT_KEEP:
+            if (rdn_glue_option(ch, optarg) != 0)
+                usage_error("Invalid value for an --rdn-* option: \"%s\"",
+                            optarg);
+            break;
+        case ':':
+            usage_error("Option %s%c requires an argument", optopt ? "-" : "",
+                        optopt ? optopt : ' ');
+        default:
+            if (optopt)
+                usage_error("Illegal option -%c", optopt);
+            usage_error("Illegal option %s", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        usage_error("Unexpected argument \"%s\"", argv[optind]);
+    if (item_size_set && settings.item_size_max > settings.maxbytes / 2)
+        usage_error("Cannot set item size limit higher than 1/2 of memory "
+                    "max.");
+}
+
+/* Enough descriptors for -c connections. */
+static int setup_fd_limit(void)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)settings.maxconns + RESERVED_FDS;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 1024;
+    if (rl.rlim_cur < need) {
+        rl.rlim_cur = need;
+        if (rl.rlim_max < need)
+            rl.rlim_max = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+            fprintf(stderr, "failed to set rlimit for open files. Try "
+                            "starting as root or requesting smaller maxconns "
+                            "value.\n");
+            exit(EXIT_OSERR);
+        }
+    }
+    return (int)rl.rlim_cur;
+}
+
+/* memcached's rule: root needs -u, and runs as that user. */
+static void drop_privileges(void)
+{
+    if (getuid() != 0 && geteuid() != 0)
+        return;
+    if (settings.username == NULL || *settings.username == '\0') {
+        fprintf(stderr, "can't run as root without the -u switch\n");
+        exit(MC_EXIT_USAGE);
+    }
+    struct passwd *pw = getpwnam(settings.username);
+    if (pw == NULL) {
+        fprintf(stderr, "can't find the user %s to switch to\n",
+                settings.username);
+        exit(MC_EXIT_USAGE);
+    }
+    if (setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0 ||
+        setuid(pw->pw_uid) != 0) {
+        fprintf(stderr, "failed to assume identity of user %s\n",
+                settings.username);
+        exit(EXIT_OSERR);
+    }
+}
+
+static void daemonize(void)
+{
+    pid_t pid = fork();
+
+    if (pid < 0) {
+        perror("fork");
+        exit(EXIT_OSERR);
+    }
+    if (pid > 0)
+        _exit(EXIT_SUCCESS);
+    if (setsid() < 0) {
+        perror("setsid");
+        exit(EXIT_OSERR);
+    }
+    if (chdir("/") != 0)
+        perror("chdir");
+    if (settings.verbose == 0) {
+        int fd = open("/dev/null", O_RDWR);
+        if (fd >= 0) {
+            dup2(fd, STDIN_FILENO);
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            if (fd > STDERR_FILENO)
+                close(fd);
+        }
+    }
+}
+
+static void write_pid_file(void)
+{
+    FILE *f = fopen(settings.pid_file, "w");
+
+    if (f == NULL) {
+        fprintf(stderr, "Could not open the pid file %s for writing: %s\n",
+                settings.pid_file, strerror(errno));
+        return;
+    }
+    fprintf(f, "%ld\n", (long)getpid());
+    fclose(f);
+}
+
+static void stop_cb(evutil_socket_t sig, short which, void *arg)
+{
+    (void)which;
+    (void)arg;
+    if (settings.verbose)
+        fprintf(stderr, "Signal handled: %s.\n", strsignal((int)sig));
+    event_base_loopbreak(main_base);
+}
+
+/*
+ * Maps the item arena and builds the storage: slab classes, the cuckoo
+ * index, the LRUs. With --rdn-port the memory is the offload's NIC memory,
+ * and a previous server's is adopted (memcached/persist.h); otherwise
+ * anonymous memory.
+ */
+static void storage_init(void)
+{
+    struct persist_env env = {.prealloc = prealloc};
+    int rc;
+
+    rdn_glue_storage_env(&env);
+    rc = persist_storage_init(&env, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "failed to set up item memory: %s\n", strerror(-rc));
+        exit(EXIT_OSERR);
+    }
+}
+
+static void bind_sockets(int *udp_fd)
+{
+    *udp_fd = -1;
+    if (settings.socketpath) {
+        if (listen_unix_bind(settings.socketpath, settings.access,
+                             settings.backlog) != 0)
+            exit(EXIT_OSERR);
+        return;
+    }
+    if (settings.port &&
+        listen_tcp_bind(settings.inter, settings.port, settings.backlog) != 0)
+        exit(EXIT_OSERR);
+    if (settings.udpport) {
+        *udp_fd = listen_udp_bind(settings.inter, settings.udpport);
+        if (*udp_fd < 0)
+            exit(EXIT_OSERR);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int udp_fd;
+
+    settings_init();
+    parse_args(argc, argv);
+    signal(SIGPIPE, SIG_IGN);
+    if (conns_init(setup_fd_limit()) != 0) {
+        fprintf(stderr, "out of memory\n");
+        return EXIT_OSERR;
+    }
+    bind_sockets(&udp_fd);
+    drop_privileges();
+    if (settings.daemonize)
+        daemonize();
+    if (settings.daemonize && settings.pid_file)
+        write_pid_file();
+
+    evthread_use_pthreads();
+    stats_thread_register();
+    stats_init();
+    if (rdn_glue_init() != 0)
+        return EXIT_OSERR;
+    storage_init();
+    if (rdn_glue_start() != 0)
+        return EXIT_OSERR;
+    if (threads_start(settings.num_threads, udp_fd) != 0) {
+        fprintf(stderr, "failed to start worker threads\n");
+        return EXIT_OSERR;
+    }
+    main_base = event_base_new();
+    if (main_base == NULL || listen_start(main_base) != 0) {
+        fprintf(stderr, "failed to start the listener\n");
+        return EXIT_OSERR;
+    }
+    struct event *sigs[] = {
+        evsignal_new(main_base, SIGINT, stop_cb, NULL),
+        evsignal_new(main_base, SIGTERM, stop_cb, NULL),
+        evsignal_new(main_base, SIGUSR1, stop_cb, NULL),
+    };
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        event_add(sigs[i], NULL);
+    event_base_loop(main_base, 0);
+
+    threads_stop();
+    rdn_glue_stop();
+    items_stop();
+    assoc_stop();
+    rdn_glue_close();
+
+    if (settings.daemonize && settings.pid_file)
+        unlink(settings.pid_file);
+    if (settings.socketpath)
+        unlink(settings.socketpath);
+    return EXIT_SUCCESS;
+}

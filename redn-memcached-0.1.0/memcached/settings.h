@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memcached/settings.h - the server's configuration, filled from the command
+ * line by main.c before any thread starts and read-only afterwards, except
+ * for the few fields the protocol may change at run time (verbosity,
+ * detail_enabled, track_sizes, which are read and written atomically).
+ */
+#ifndef MEMCACHED_SETTINGS_H
+#define MEMCACHED_SETTINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MC_VERSION "1.6.18"
+
+/* Exit code for bad command-line usage (sysexits.h EX_USAGE). */
+#define MC_EXIT_USAGE 64
+
+struct settings {
+    size_t maxbytes;              /* -m, bytes of item memory */
+    int maxconns;                 /* -c */
+    int port;                     /* -p */
+    int udpport;                  /* -U, 0 = off */
+    char *inter;                  /* -l, comma-separated listen addresses */
+    int verbose;                  /* -v count; "verbosity" changes it */
+    bool evict_to_free;           /* false with -M */
+    char *socketpath;             /* -s, NULL = TCP/UDP */
+    int access;                   /* -a, umask of the unix socket (octal) */
+    bool shutdown_command;        /* -A */
+    double factor;                /* -f */
+    int chunk_size;               /* -n */
+    int num_threads;              /* -t */
+    char prefix_delimiter;        /* -D */
+    bool detail_enabled;          /* "stats detail on" */
+    int reqs_per_event;           /* -R */
+    int backlog;                  /* -b */
+    size_t item_size_max;         /* -I */
+    bool maxconns_fast;           /* -o maxconns_fast */
+    int hashpower_init;           /* -o hashpower */
+    bool flush_enabled;           /* false with -F */
+    bool dump_enabled;            /* false with -X */
+    bool lru_crawler;             /* -o no_lru_crawler turns it off */
+    int lru_crawler_sleep;        /* -o lru_crawler_sleep, microseconds */
+    uint32_t lru_crawler_tocrawl; /* -o lru_crawler_tocrawl */
+    int idle_timeout;             /* -o idle_timeout, seconds, 0 = never */
+    bool track_sizes;             /* -o track_sizes, "stats sizes_enable" */
+    bool daemonize;               /* -d */
+    char *pid_file;               /* -P */
+    char *username;               /* -u */
+};
+
+extern struct settings settings;
+
+/* Fills settings with memcached 1.6's defaults (but -l 127.0.0.1). */
+void settings_init(void);
+
+/* Reads / writes a run-time tunable field without a data race. */
+#define SETTING_GET(field) __atomic_load_n(&settings.field, __ATOMIC_RELAXED)
+#define SETTING_SET(field, v)                                                  \
+    __atomic_store_n(&settings.field, (v), __ATOMIC_RELAXED)
+
+#endif /* MEMCACHED_SETTINGS_H */

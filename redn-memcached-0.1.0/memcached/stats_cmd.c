@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memcached/stats_cmd.c - the "stats" command family, with memcached
+ * 1.6.18's names and order so tools that parse them work.
+ */
+#include "config.h"
+
+#include <event2/event.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "memcached/assoc.h"
+#include "memcached/conn.h"
+#include "memcached/crawler.h"
+#include "memcached/items.h"
+#include "memcached/listen.h"
+#include "memcached/proto_parse.h"
+#include "memcached/rdn_glue.h"
+#include "memcached/settings.h"
+#include "memcached/slabs.h"
+#include "memcached/stats.h"
+#include "memcached/stats_cmd.h"
+#include "memcached/stats_prefix.h"
+
+#define CACHEDUMP_MAX_BYTES (2 * 1024 * 1024) /* as memcached */
+
+static void conn_sink(void *ctx, const char *name, const char *value)
+{
+    conn_out_printf(ctx, "STAT %s %s\r\n", name, value);
+}
+
+#define STAT_U64(name, v)                                                      \
+    stat_sinkf(conn_sink, c, name, "%" PRIu64, (uint64_t)(v))
+#define STAT_STR(name, v) conn_sink(c, name, v)
+
+static void rusage_stats(struct conn *c)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    stat_sinkf(conn_sink, c, "rusage_user", "%ld.%06ld",
+               (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+    stat_sinkf(conn_sink, c, "rusage_system", "%ld.%06ld",
+               (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+}
+
+/* "stats": the general statistics. */
+static void general_stats(struct conn *c)
+{
+    uint64_t s[TC_COUNT];
+    struct items_totals it;
+    uint32_t now = items_now();
+
+    stats_sum(s);
+    items_totals(&it);
+    STAT_U64("pid", getpid());
+    STAT_U64("uptime", now - stats_process_started());
+    STAT_U64("time", now);
+    STAT_STR("version", MC_VERSION);
+    STAT_STR("libevent", event_get_version());
+    STAT_U64("pointer_size", 8 * sizeof(void *));
+    rusage_stats(c);
+    STAT_U64("max_connections", settings.maxconns);
+    STAT_U64("curr_connections", conns_current());
+    STAT_U64("total_connections", s[TC_TOTAL_CONNS]);
+    STAT_U64("rejected_connections", s[TC_REJECTED_CONNS]);
+    STAT_U64("connection_structures", conns_structures());
+    STAT_U64("cmd_get", s[TC_GET_CMDS]);
+    STAT_U64("cmd_set", s[TC_SET_CMDS]);
+    STAT_U64("cmd_flush", s[TC_FLUSH_CMDS]);
+    STAT_U64("cmd_touch", s[TC_TOUCH_CMDS]);
+    STAT_U64("cmd_meta", s[TC_META_CMDS]);
+    STAT_U64("get_hits", s[TC_GET_HITS]);
+    STAT_U64("get_misses", s[TC_GET_MISSES]);
+    STAT_U64("get_expired", s[TC_GET_EXPIRED]);
+    STAT_U64("get_flushed", s[TC_GET_FLUSHED]);
+    STAT_U64("delete_misses", s[TC_DELETE_MISSES]);
+    STAT_U64("delete_hits", s[TC_DELETE_HITS]);
+    STAT_U64("incr_misses", s[TC_INCR_MISSES]);
+    STAT_U64("incr_hits", s[TC_INCR_HITS]);
+    STAT_U64("decr_misses", s[TC_DECR_MISSES]);
+    STAT_U64("decr_hits", s[TC_DECR_HITS]);
+    STAT_U64("cas_misses", s[TC_CAS_MISSES]);
+    STAT_U64("cas_hits", s[TC_CAS_HITS]);
+    STAT_U64("cas_badval", s[TC_CAS_BADVAL]);
+    STAT_U64("touch_hits", s[TC_TOUCH_HITS]);
+    STAT_U64("touch_misses", s[TC_TOUCH_MISSES]);
+    STAT_U64("store_too_large", s[TC_STORE_TOO_LARGE]);
+    STAT_U64("store_no_memory", s[TC_STORE_NO_MEMORY]);
+    STAT_U64("auth_cmds", 0);
+    STAT_U64("auth_errors", 0);
+    STAT_U64("idle_kicks", s[TC_IDLE_KICKS]);
+    STAT_U64("bytes_read", s[TC_BYTES_READ]);
+    STAT_U64("bytes_written", s[TC_BYTES_WRITTEN]);
+    STAT_U64("limit_maxbytes", settings.maxbytes);
+    STAT_U64("accepting_conns", conns_accepting());
+    STAT_U64("listen_disabled_num", listen_disabled_count());
+    STAT_U64("time_in_listen_disabled_us", 0);
+    STAT_U64("threads", settings.num_threads);
+    STAT_U64("conn_yields", s[TC_CONN_YIELDS]);
+    assoc_stats(conn_sink, c);
+    STAT_U64("slab_reassign_running", 0);
+    STAT_U64("slabs_moved", 0);
+    STAT_U64("lru_crawler_running", crawler_running());
+    STAT_U64("lru_crawler_starts", it.crawler_starts);
+    STAT_U64("malloc_fails", 0);
+    STAT_U64("bytes", it.bytes);
+    STAT_U64("curr_items", it.curr_items);
+    STAT_U64("total_items", s[TC_TOTAL_ITEMS]);
+    STAT_U64("expired_unfetched", it.expired_unfetched);
+    STAT_U64("evicted_unfetched", it.evicted_unfetched);
+    STAT_U64("evicted_active", it.evicted_active);
+    STAT_U64("evictions", it.evictions);
+    STAT_U64("reclaimed", it.reclaimed);
+    STAT_U64("crawler_reclaimed", it.crawler_reclaimed);
+    STAT_U64("crawler_items_checked", it.crawler_items_checked);
+    STAT_U64("lrutail_reflocked", it.lrutail_reflocked);
+    STAT_U64("moves_to_cold", 0);
+    STAT_U64("moves_to_warm", 0);
+    STAT_U64("moves_within_lru", 0);
+    STAT_U64("direct_reclaims", it.direct_reclaims);
+    STAT_U64("lru_bumps_dropped", 0);
+    rdn_glue_stats(conn_sink, c);
+}
+
+static const char *yes_no(bool b)
+{
+    return b ? "yes" : "no";
+}
+
+/* "stats settings". */
+static void settings_stats(struct conn *c)
+{
+    STAT_U64("maxbytes", settings.maxbytes);
+    STAT_U64("maxconns", settings.maxconns);
+    STAT_U64("tcpport", settings.port);
+    STAT_U64("udpport", settings.udpport);
+    STAT_STR("inter", settings.inter ? settings.inter : "NULL");
+    STAT_U64("verbosity", SETTING_GET(verbose));
+    STAT_U64("oldest", 0);
+    STAT_STR("evictions", settings.evict_to_free ? "on" : "off");
+    STAT_STR("domain_socket",
+             settings.socketpath ? settings.socketpath : "NULL");
+    stat_sinkf(conn_sink, c, "umask", "%o", settings.access);
+    STAT_STR("shutdown_command", yes_no(settings.shutdown_command));
+    stat_sinkf(conn_sink, c, "growth_factor", "%.2f", settings.factor);
+    STAT_U64("chunk_size", settings.chunk_size);
+    STAT_U64("num_threads", settings.num_threads);
+    STAT_U64("num_threads_per_udp", settings.num_threads);
+    stat_sinkf(conn_sink, c, "stat_key_prefix", "%c",
+               settings.prefix_delimiter);
+    STAT_STR("detail_enabled", yes_no(SETTING_GET(detail_enabled)));
+    STAT_U64("reqs_per_event", settings.reqs_per_event);
+    STAT_STR("cas_enabled", "yes");
+    STAT_U64("tcp_backlog", settings.backlog);
+    STAT_STR("binding_protocol", "ascii");
+    STAT_STR("auth_enabled_sasl", "no");
+    STAT_STR("auth_enabled_ascii", "no");
+    STAT_U64("item_size_max", settings.item_size_max);
+    STAT_STR("maxconns_fast", yes_no(settings.maxconns_fast));
+    STAT_U64("hashpower_init", settings.hashpower_init);
+    STAT_STR("slab_reassign", "no");
+    STAT_U64("slab_automove", 0);
+    STAT_U64("slab_chunk_max", settings.item_size_max);
+    STAT_STR("lru_crawler", yes_no(settings.lru_crawler));
+    STAT_U64("lru_crawler_sleep", settings.lru_crawler_sleep);
+    STAT_U64("lru_crawler_tocrawl", settings.lru_crawler_tocrawl);
+    STAT_U64("tail_repair_time", 0);
+    STAT_STR("flush_enabled", yes_no(settings.flush_enabled));
+    STAT_STR("dump_enabled", yes_no(settings.dump_enabled));
+    STAT_STR("hash_algorithm", "murmur3");
+    STAT_STR("lru_maintainer_thread", "no");
+    STAT_STR("lru_segmented", "no");
+    STAT_STR("temp_lru", "no");
+    STAT_U64("idle_timeout", settings.idle_timeout);
+    STAT_STR("track_sizes", yes_no(items_sizes_enabled()));
+    STAT_STR("inline_ascii_response", "no");
+    STAT_STR("memory_file", "(null)");
+}
+
+static void detail_command(struct conn *c, struct token *t, size_t nt)
+{
+    const char *arg = nt >= 4 ? t[2].value : "";
+
+    if (strcmp(arg, "on") == 0) {
+        SETTING_SET(detail_enabled, true);
+        conn_out_line(c, "OK");
+    } else if (strcmp(arg, "off") == 0) {
+        SETTING_SET(detail_enabled, false);
+        conn_out_line(c, "OK");
+    } else if (strcmp(arg, "dump") == 0) {
+        size_t len;
+        char *dump = stats_prefix_dump(&len);
+        if (dump == NULL) {
+            conn_out_line(c, "SERVER_ERROR out of memory writing stats");
+            return;
+        }
+        conn_out_text(c, dump, len);
+        free(dump);
+    } else {
+        conn_out_line(c, "CLIENT_ERROR usage: stats detail on|off|dump");
+    }
+}
+
+struct dump_ctx {
+    struct conn *c;
+    size_t bytes;
+};
+
+static bool dump_item(void *ctx, const char *key, size_t nkey, uint32_t nbytes,
+                      uint32_t exptime)
+{
+    struct dump_ctx *d = ctx;
+    char line[KEY_MAX_LENGTH + 64];
+    int n = snprintf(line, sizeof(line), "ITEM %.*s [%u b; %u s]\r\n",
+                     (int)nkey, key, nbytes, exptime);
+
+    if (d->bytes + (size_t)n + 5 > CACHEDUMP_MAX_BYTES)
+        return false;
+    d->bytes += (size_t)n;
+    conn_out_text(d->c, line, (size_t)n);
+    return true;
+}
+
+static void cachedump_command(struct conn *c, struct token *t, size_t nt)
+{
+    uint32_t id, limit;
+    struct dump_ctx d = {.c = c};
+
+    if (!settings.dump_enabled) {
+        conn_out_line(c, "CLIENT_ERROR stats cachedump not allowed");
+        return;
+    }
+    if (nt < 5) {
+        conn_out_line(c, "CLIENT_ERROR bad command line");
+        return;
+    }
+    if (!parse_u32(t[2].value, &id) || !parse_u32(t[3].value, &limit)) {
+        conn_out_line(c, "CLIENT_ERROR bad command line format");
+        return;
+    }
+    if (id >= SLABS_MAX_CLASSES) {
+        conn_out_line(c, "CLIENT_ERROR Illegal slab id");
+        return;
+    }
+    items_cachedump(id, limit, dump_item, &d);
+    conn_out_text(c, "END\r\n", 5);
+}
+
+void stats_command(struct conn *c, struct token *t, size_t nt)
+{
+    const char *sub = nt > 2 ? t[1].value : NULL;
+
+    if (sub == NULL) {
+        general_stats(c);
+    } else if (strcmp(sub, "reset") == 0) {
+        stats_reset();
+        conn_out_line(c, "RESET");
+        return;
+    } else if (strcmp(sub, "detail") == 0) {
+        detail_command(c, t, nt);
+        return;
+    } else if (strcmp(sub, "cachedump") == 0) {
+        cachedump_command(c, t, nt);
+        return;
+    } else if (strcmp(sub, "settings") == 0) {
+        settings_stats(c);
+    } else if (strcmp(sub, "conns") == 0) {
+        conns_stats(conn_sink, c);
+    } else if (strcmp(sub, "items") == 0) {
+        items_stats(conn_sink, c);
+    } else if (strcmp(sub, "slabs") == 0) {
+        slabs_stats(conn_sink, c);
+    } else if (strcmp(sub, "sizes") == 0) {
+        items_sizes_stats(conn_sink, c);
+    } else if (strcmp(sub, "rdn") == 0) {
+        rdn_glue_stats_rdn(conn_sink, c);
+    } else if (strcmp(sub, "sizes_enable") == 0) {
+        items_sizes_enable(true);
+        STAT_STR("sizes_status", "enabled");
+    } else if (strcmp(sub, "sizes_disable") == 0) {
+        items_sizes_enable(false);
+        STAT_STR("sizes_status", "disabled");
+    } else {
+        conn_out_line(c, "ERROR");
+        return;
+    }
+    conn_out_text(c, "END\r\n", 5);
+}

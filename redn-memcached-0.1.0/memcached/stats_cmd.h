@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memcached/stats_cmd.h - the "stats" command and its sub-commands:
+ * settings, items, slabs, sizes, sizes_enable/disable, conns,
+ * detail on|off|dump, reset, cachedump.
+ */
+#ifndef MEMCACHED_STATS_CMD_H
+#define MEMCACHED_STATS_CMD_H
+
+#include <stddef.h>
+
+#include "memcached/conn.h"
+#include "memcached/proto_parse.h"
+
+void stats_command(struct conn *c, struct token *t, size_t nt);
+
+#endif /* MEMCACHED_STATS_CMD_H */

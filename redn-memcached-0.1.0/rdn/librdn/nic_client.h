@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/librdn/nic_client.h - the NIC half of an RDMA client of the offloaded
+ * GET: its QP, its response slots, building and sending requests
+ * (proto/rdn_wire.h), receiving the answers and judging them.
+ *
+ * No TCP here: librdn (rdn/librdn/client.h) does the handshake and the
+ * fallback; tests and benchmarks drive this part directly.
+ *
+ * Request n (from 0) uses slot n % depth; at most depth requests are in
+ * flight; answers complete in request order. A slot's contents stay valid
+ * until request n + depth is sent.
+ *
+ * Threads: one thread at a time per client.
+ */
+#ifndef RDN_LIBRDN_NIC_CLIENT_H
+#define RDN_LIBRDN_NIC_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto/rdn_wire.h"
+#include "rdn/chain/chain.h"
+
+struct ofl_client {
+    struct rnic_device *dev;
+    struct chain_q q;       /* sends requests, receives answers */
+    struct chain_buf slots; /* depth * slot_size, remote write */
+    struct chain_buf reqs;  /* depth request buffers */
+    uint32_t depth, slot_size;
+    uint64_t sent;     /* requests sent */
+    uint64_t answered; /* answers received */
+};
+
+/*
+ * Creates the QP and registers depth (a power of two) response slots of
+ * slot_size bytes (>= rdn_resp_slot_size() of the server's item size).
+ */
+int ofl_client_open(struct rnic_device *dev, uint32_t depth, uint32_t slot_size,
+                    struct ofl_client *c);
+/* Fills the handshake's hello with the QP address and the slots. */
+int ofl_client_hello(const struct ofl_client *c, struct rdn_hello *h);
+/* Connects to the server's client-facing QP and posts the receives. */
+int ofl_client_connect(struct ofl_client *c,
+                       const uint8_t addr[RDN_QP_ADDR_LEN]);
+
+/*
+ * Sends the request for a key (kh from rdn_keyhash at g->hashpower) after
+ * clearing its slot. Returns the request number (>= 0), -EBUSY when depth
+ * requests are in flight, or another negative errno.
+ */
+int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,
+                        const struct rdn_keyhash *kh);
+/*
+ * Waits up to timeout_ms for the next answer. Returns 1 with *req set to
+ * its request number, 0 on timeout, or a negative errno (-EIO: the QP
+ * failed; -EPROTO: an answer that is not the next one).
+ */
+int ofl_client_wait(struct ofl_client *c, int timeout_ms, uint64_t *req);
+
+enum ofl_verdict {
+    OFL_HIT,          /* the key's item, verified */
+    OFL_MISS,         /* no slot matched */
+    OFL_STALE,        /* the generation word differs: refresh */
+    OFL_OTHER_KEY,    /* a fingerprint collision: another key's item */
+    OFL_TORN,         /* stamps or lengths inconsistent: retry */
+    OFL_EXPIRY_DOUBT, /* expires within a second of now: ask the server */
+};
+
+/*
+ * Judges the answer to request n for key: generation, both stamps, the
+ * lengths, the key, and the expiry time against now (the server's clock
+ * as the caller estimates it). On OFL_HIT *it points into the slot.
+ */
+enum ofl_verdict ofl_client_judge(const struct ofl_client *c, uint64_t n,
+                                  const struct rdn_geometry *g, const char *key,
+                                  size_t nkey, uint32_t now,
+                                  const struct rdn_item **it);
+const char *ofl_verdict_name(enum ofl_verdict v);
+
+/* The slot of request n. */
+static inline uint8_t *ofl_client_slot(const struct ofl_client *c, uint64_t n)
+{
+    return c->slots.ptr + (n & (c->depth - 1)) * (size_t)c->slot_size;
+}
+
+void ofl_client_close(struct ofl_client *c);
+
+#endif /* RDN_LIBRDN_NIC_CLIENT_H */

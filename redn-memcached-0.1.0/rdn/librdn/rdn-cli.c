@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/librdn/rdn-cli.c - a terminal client of the offloaded GET.
+ *
+ *   rdn-cli [-s host] [-p rdn_port] [-t tcp_port] [-d device] [-v] get KEY...
+ *   rdn-cli [-s host] [-t tcp_port] set KEY VALUE [FLAGS [EXPTIME]]
+ *   rdn-cli [-s host] [-t tcp_port] stats
+ *
+ * get prints each value followed by a newline, as memccat does; a key that
+ * is not found is reported on stderr. Exit status: 0 when every key was
+ * found, 1 when any was not, 2 on error. With -v, stderr also says for each
+ * key whether the server's NIC or the TCP fallback answered, and why.
+ * set and stats use TCP (libmemcached, and "stats" + "stats rdn").
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libmemcached/memcached.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rdn/librdn/client.h"
+
+#define EXIT_MISS  1
+#define EXIT_ERROR 2
+
+struct cli {
+    const char *host;
+    int rdn_port, tcp_port;
+    const char *device;
+    int verbose;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: rdn-cli [options] get KEY...\n"
+               "       rdn-cli [options] set KEY VALUE [FLAGS [EXPTIME]]\n"
+               "       rdn-cli [options] stats\n"
+               "  -s HOST    server (default 127.0.0.1)\n"
+               "  -p PORT    the server's --rdn-port (default 11212)\n"
+               "  -t PORT    the server's TCP port (default 11211)\n"
+               "  -d DEVICE  RDMA device (default $RDN_DEVICE, else softnic)\n"
+               "  -v         say on stderr who answered each GET (nic/tcp)\n");
+}
+
+static int cmd_get(const struct cli *o, int n, char **keys)
+{
+    struct rdn_opts ro = {.device = o->device};
+    struct rdn_conn *c;
+    struct rdn_result *res = calloc((size_t)n, sizeof(*res));
+    size_t *lens = calloc((size_t)n, sizeof(*lens));
+    int rc, status = EXIT_SUCCESS;
+
+    if (!res || !lens)
+        return EXIT_ERROR;
+    rc = rdn_connect_opts(o->host, o->rdn_port, o->tcp_port, &ro, &c);
+    if (rc < 0) {
+        fprintf(stderr, "rdn-cli: cannot connect to %s:%d: %s\n", o->host,
+                o->rdn_port, strerror(-rc));
+        return EXIT_ERROR;
+    }
+    for (int i = 0; i < n; i++)
+        lens[i] = strlen(keys[i]);
+    rc = rdn_mget(c, (size_t)n, (const char *const *)keys, lens, res);
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (o->verbose)
+            fprintf(stderr, "%s: %s%s%s\n", keys[i],
+                    res[i].src == RDN_SRC_NIC ? "nic" : "tcp",
+                    res[i].src == RDN_SRC_TCP ? ", " : "",
+                    res[i].src == RDN_SRC_TCP ? res[i].why : "");
+        if (res[i].status == 0) {
+            fwrite(res[i].value, 1, res[i].len, stdout);
+            putchar('\n');
+            fflush(stdout); /* in step with the -v lines on stderr */
+        } else if (res[i].status == -ENOENT) {
+            fprintf(stderr, "rdn-cli: %s not found\n", keys[i]);
+            if (status == EXIT_SUCCESS)
+                status = EXIT_MISS;
+        } else {
+            fprintf(stderr, "rdn-cli: %s: %s\n", keys[i],
+                    strerror(-res[i].status));
+            status = EXIT_ERROR;
+        }
+        free(res[i].value);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "rdn-cli: get: %s\n", strerror(-rc));
+        status = EXIT_ERROR;
+    }
+    rdn_close(c);
+    free(res);
+    free(lens);
+    return status;
+}
+
+static int cmd_set(const struct cli *o, int argc, char **argv)
+{
+    memcached_st *mc = memcached_create(NULL);
+    uint32_t flags = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 0;
+    time_t exptime = argc > 3 ? (time_t)strtol(argv[3], NULL, 10) : 0;
+    memcached_return_t rc;
+
+    if (!mc || memcached_server_add(mc, o->host, (in_port_t)o->tcp_port) !=
+                   MEMCACHED_SUCCESS)
+        return EXIT_ERROR;
+    rc = memcached_set(mc, argv[0], strlen(argv[0]), argv[1], strlen(argv[1]),
+                       exptime, flags);
+    if (rc != MEMCACHED_SUCCESS)
+        fprintf(stderr, "rdn-cli: set %s: %s\n", argv[0],
+                memcached_strerror(mc, rc));
+    memcached_free(mc);
+    return rc == MEMCACHED_SUCCESS ? EXIT_SUCCESS : EXIT_ERROR;
+}
+
+/* Sends one stats command and copies the reply up to END to stdout. */
+static int stats_dump(FILE *f, const char *cmd)
+{
+    char line[512];
+
+    if (fprintf(f, "%s\r\n", cmd) < 0 || fflush(f) != 0)
+        return -EIO;
+    while (fgets(line, sizeof(line), f)) {
+        if (strcmp(line, "END\r\n") == 0)
+            return 0;
+        if (strncmp(line, "STAT ", 5) != 0)
+            return -EPROTO;
+        line[strcspn(line, "\r\n")] = '\0';
+        puts(line + 5);
+    }
+    return -EIO;
+}
+
+static int cmd_stats(const struct cli *o)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
+    char port[16];
+    FILE *f;
+    int fd, rc;
+
+    snprintf(port, sizeof(port), "%d", o->tcp_port);
+    if (getaddrinfo(o->host, port, &hints, &ai) != 0)
+        return EXIT_ERROR;
+    fd = socket(ai->ai_family, ai->ai_socktype, 0);
+    rc = fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : -1;
+    freeaddrinfo(ai);
+    f = rc == 0 ? fdopen(fd, "r+") : NULL;
+    if (!f) {
+        fprintf(stderr, "rdn-cli: cannot connect to %s:%d\n", o->host,
+                o->tcp_port);
+        if (fd >= 0)
+            close(fd);
+        return EXIT_ERROR;
+    }
+    rc = stats_dump(f, "stats");
+    if (rc == 0)
+        rc = stats_dump(f, "stats rdn");
+    fclose(f);
+    return rc == 0 ? EXIT_SUCCESS : EXIT_ERROR;
+}
+
+static int port_arg(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+
+    if (end == s || *end || v <= 0 || v > 65535) {
+        fprintf(stderr, "rdn-cli: bad port \"%s\"\n", s);
+        exit(EXIT_ERROR);
+    }
+    return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+    struct cli o = {.host = "127.0.0.1", .rdn_port = 11212, .tcp_port = 11211};
+    int ch;
+
+    while ((ch = getopt(argc, argv, "+s:p:t:d:vh")) != -1) {
+        switch (ch) {
+        case 's':
+            o.host = optarg;
+            break;
+        case 'p':
+            o.rdn_port = port_arg(optarg);
+            break;
+        case 't':
+            o.tcp_port = port_arg(optarg);
+            break;
+        case 'd':
+            o.device = optarg;
+            break;
+        case 'v':
+            o.verbose = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return EXIT_SUCCESS;
+        default:
+            usage(stderr);
+            return EXIT_ERROR;
+        }
+    }
+    argc -= optind;
+    argv += optind;
+    if (argc >= 2 && strcmp(argv[0], "get") == 0)
+        return cmd_get(&o, argc - 1, argv + 1);
+    if (argc >= 3 && argc <= 5 && strcmp(argv[0], "set") == 0)
+        return cmd_set(&o, argc - 1, argv + 1);
+    if (argc == 1 && strcmp(argv[0], "stats") == 0)
+        return cmd_stats(&o);
+    usage(stderr);
+    return EXIT_ERROR;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/offload/pipeline.h - one client's offloaded-GET pipeline on the server's
+ * NIC: a recycled chain that answers GETs with no server CPU, forever
+ * (DESIGN.md section 6; the paper's recycled loop applied to its hash GET).
+ *
+ * Two queues per client, built once and never posted to again:
+ *   resp  the client-facing QP (managed send queue, receive queue; it
+ *         serves no inbound RDMA, so a client reaches no server memory:
+ *         it can only make the NIC run what the server posted). Its
+ *         receives scatter each GET request (proto/rdn_wire.h) into the
+ *         chain; its send queue holds, per GET, eight response WQEs (one
+ *         per slot of both buckets, NOP unless a CAS turned it into a WRITE
+ *         of the item), one WRITE_IMM that writes the generation word and
+ *         carries the request id, and a NOP that pads the unit.
+ *   w     the worker (managed, cross-channel, connected to itself). Unit i
+ *         of its ring serves iteration k = lap * iters + i:
+ *
+ *     WAIT(resp recv CQ >= k+1)  SEND_EN(w: unit i, head of unit i+1)
+ *     READ bucket 1 -> match words onto resp[0..3]'s ctrl words,
+ *                      descriptors onto their data segments
+ *     READ bucket 2 -> resp[4..7]
+ *     CAS resp[0..7].ctrl (the first FENCEd: after both READs landed):
+ *         compare = the request's match word, swap = a real WRITE
+ *     WAIT(w CQ: CAS 3)  SEND_EN(resp: bucket 1's four WQEs)
+ *     WAIT(w CQ: CAS 7)  SEND_EN(resp: the rest of unit i)
+ *   (cfg.seq, the paper's RedN-Seq for experiments: READ bucket 1, its
+ *   CASes, its release, and only then READ bucket 2 and its CASes.)
+ *     per WAIT + SEND_EN pair p (the head, the two above):
+ *         FADD ctr_p; READ ctr_p -> that pair's WAIT and SEND_EN (FENCE)
+ *     READ ctr_head -> resp's receive doorbell record
+ *     NOP padding
+ *
+ * Recycling. Both rings hold exactly one lap of `iters` units, so unit i
+ * runs again one lap later. Everything a request changes is rewritten by
+ * the next request before it is used: the receive scatters bucket
+ * addresses, compares and the request id; the READs rewrite the response
+ * WQEs' ctrl words (back to NOP-shaped match words) and data segments.
+ * The indexes are not: each unit keeps three lap counters (chain.h) that its
+ * FADD/READ pairs move one lap ahead after the unit's WAITs and SEND_ENs
+ * ran, and the head counter's new WAIT count is also the receive count
+ * to post (k + 1 + iters): copying it into the doorbell record re-posts
+ * the unit's receive, whose scatter list never changes. The next fetch of
+ * a patched WQE is a lap away, behind the FENCEd CAS of the next unit
+ * (which waits for the patch READs), so no WQE is rewritten while the NIC
+ * may fetch it. A client must keep at most `depth` <= iters GETs in flight
+ * (it has depth response slots); one that sends more only garbles its own
+ * answers. Response slot k % depth: iters is a multiple of depth.
+ *
+ * The NIC ignores the wqe_index of the ctrl words the CASes write (as
+ * softnic does; ConnectX checks it unless told not to, see the paper's
+ * firmware note): they are built for lap 0.
+ *
+ * Threads: a pipeline is driven by one thread at a time (the caller
+ * serialises ofl_pipe_* calls on one pipeline, and on pipelines that share
+ * a done CQ or master queue).
+ */
+#ifndef RDN_OFFLOAD_PIPELINE_H
+#define RDN_OFFLOAD_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto/rdn_wire.h"
+#include "rdn/chain/chain.h"
+
+#define OFL_RESP_WQES (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
+#define OFL_W_UNIT    64                     /* WQEBBs of a worker unit */
+#define OFL_RESP_UNIT 16                     /* WQEBBs of a response unit */
+/* Units per lap at most: the worker's ring is the larger one, and 32768
+ * WQEBBs is ConnectX-5's and softnic's limit. */
+#define OFL_MAX_ITERS (32768 / OFL_W_UNIT)
+
+struct ofl_pipe_cfg {
+    uint32_t iters;     /* units per lap, a power of two, <= OFL_MAX_ITERS */
+    uint32_t depth;     /* client response slots, a power of two */
+    uint64_t slot_addr; /* client response buffer */
+    uint32_t slot_size;
+    uint32_t slot_rkey;
+    const struct rnic_mr *table_mr; /* the buckets (remote read, loopback) */
+    struct chain_loc gen;           /* the 8-byte generation word (local) */
+    struct chain_cq *done_cq;       /* send CQ of resp (may be shared) */
+    struct chain_q *master;         /* cross-channel queue for the kick */
+    bool seq; /* bucket 2 READ only after bucket 1's CASes (RedN-Seq) */
+};
+
+struct ofl_pipe {
+    struct ofl_pipe_cfg cfg;
+    struct chain_q w, resp;
+    struct chain_buf ctr;  /* three lap counters per unit */
+    uint64_t received;     /* receive completions seen */
+    uint64_t done;         /* iterations completed */
+    uint64_t hits, misses; /* completed iterations with / without a WRITE */
+    bool started;
+    bool failed; /* a QP of the pipeline is in the error state */
+};
+
+/* Creates the queues and builds the whole lap; the receives are posted. */
+int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
+                  struct ofl_pipe *p);
+/* The client-facing QP's address (for the client to connect to). */
+int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out);
+/* Connects the client-facing QP to the client's QP. */
+int ofl_pipe_connect(struct ofl_pipe *p, const struct rnic_addr *client);
+/* Releases the worker's first head through cfg.master: the chain runs. */
+int ofl_pipe_start(struct ofl_pipe *p);
+/*
+ * Counts receive completions (requests that started on the NIC). Returns
+ * how many new ones, or a negative errno (the pipeline then failed).
+ */
+int ofl_pipe_poll_recv(struct ofl_pipe *p);
+/* Takes one completion of the done CQ that belongs to this pipeline. */
+void ofl_pipe_complete(struct ofl_pipe *p, const struct rnic_wc *wc);
+/* True once any of the pipeline's QPs is in the error state. */
+bool ofl_pipe_failed(struct ofl_pipe *p);
+/* Requests received whose answer has not completed yet. */
+static inline uint64_t ofl_pipe_inflight(const struct ofl_pipe *p)
+{
+    return p->received - p->done;
+}
+/*
+ * Persistence: marks every object of an open pipeline persistent under
+ * prefix (1..40 chars), so it keeps serving while no process owns it;
+ * ofl_pipe_attach() takes such a pipeline over in a new process (cfg as
+ * when it was opened; cfg.done_cq attached by the caller). 0 or -errno.
+ */
+int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix);
+int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
+                    const char *prefix, struct ofl_pipe *p);
+/*
+ * Frees whatever parts of the persistent pipeline called prefix exist
+ * (iters as it was opened with; done_cq attached, or zeroed if it is gone).
+ * Returns how many parts it found (0: no such pipeline).
+ */
+int ofl_pipe_release(struct rnic_device *dev, const char *prefix,
+                     uint32_t iters, struct chain_cq *done_cq);
+void ofl_pipe_close(struct ofl_pipe *p);
+
+#endif /* RDN_OFFLOAD_PIPELINE_H */

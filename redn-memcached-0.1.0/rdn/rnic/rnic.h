@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/rnic/rnic.h - the NIC interface: a small verbs-like API over a provider
+ * (softnic, the software NIC that is always built, or mlx5 where a ConnectX
+ * exists). Shaped after libibverbs, with the cross-channel features RedN
+ * needs (WAIT, SEND_EN, RECV_EN, managed queues) and raw access to the send
+ * ring: callers write mlx5-format WQE bytes (proto/mlx5.h) into the ring and
+ * ring the doorbell with the new producer index.
+ *
+ * Errors: every int-returning call returns 0 (or a count) on success and a
+ * negative errno on failure; rnic_errmsg() then describes the failure in
+ * words (thread-local, valid until the thread's next rnic_* call).
+ *
+ * Threads: objects may be used from any thread, but one QP's send ring, and
+ * one CQ's polling, must be driven by one thread at a time (as in verbs).
+ *
+ * What softnic executes exactly (index checks, byte_count 0, atomics, RNR,
+ * errors, limits) is written down at the top of rdn/softnic/engine.h.
+ */
+#ifndef RDN_RNIC_RNIC_H
+#define RDN_RNIC_RNIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rnic_device;
+struct rnic_cq;
+struct rnic_qp;
+
+/* ---- devices ---------------------------------------------------------- */
+
+/*
+ * Options of rnic_open(); NULL means all defaults. Fields left 0 / NULL take
+ * their value from the environment, then from the built-in default:
+ *   model     RDN_SOFTNIC_MODEL   "fast" (no delay) or "cx5" (ConnectX-5)
+ *   strict    RDN_SOFTNIC_STRICT  prefetch window of unmanaged queues in
+ *                                 WQEs (0 = just-in-time fetch)
+ *   trace     RDN_SOFTNIC_TRACE   file that receives the WQE trace
+ *   socket    RDN_NICD_SOCKET     rdn-nicd's Unix socket
+ *   autostart RDN_NICD_AUTOSTART  "0" forbids starting rdn-nicd
+ *   domain    (no variable)       softnic daemon only: names the device's
+ *                                 persistent domain (see "persistence"
+ *                                 below); opening an orphaned domain by
+ *                                 name re-attaches to it
+ * Engine threads of "softnic-inproc" come from RDN_SOFTNIC_THREADS (default
+ * 1), RDN_SOFTNIC_CPUS (comma list of CPUs to pin them to) and
+ * RDN_SOFTNIC_SPIN_US (how long an idle engine thread polls before it
+ * sleeps, default 50); rdn-nicd has flags for all three (rdn-nicd --help).
+ * RDN_SOFTNIC_TIMING="wire_ns=300,..."
+ * overrides single timing parameters (rdn/softnic/timing.h).
+ */
+struct rnic_open_opts {
+    const char *model;
+    int strict;
+    const char *trace;
+    const char *socket;
+    int no_autostart;
+    const char *domain; /* added for persistence; NULL = none */
+};
+
+/*
+ * Opens a device by name: "softnic" (through the rdn-nicd daemon, started if
+ * absent), "softnic-inproc" (an engine inside this process, for tests), or a
+ * hardware device name ("mlx5_0"). NULL or "" means $RDN_DEVICE, else
+ * "softnic".
+ */
+int rnic_open(const char *name, const struct rnic_open_opts *opts,
+              struct rnic_device **out);
+/*
+ * Closes dev and frees every object of it still open (their handles become
+ * invalid); softnic's daemon keeps the ones marked persistent.
+ */
+void rnic_close(struct rnic_device *dev);
+const char *rnic_device_name(const struct rnic_device *dev);
+/*
+ * The name of the i-th provider built into this program, in rnic_open()'s
+ * order (what --version reports), or NULL when i is past the last one.
+ * Thread-safe: the table is constant.
+ */
+const char *rnic_provider_name(size_t i);
+
+/* The message of the calling thread's last failed rnic_* call. */
+const char *rnic_errmsg(void);
+
+/* ---- memory ----------------------------------------------------------- */
+
+/*
+ * Allocates len bytes (rounded up to pages) of zeroed memory the NIC can
+ * reach (memfd-backed and shared with the engine for softnic). Only such
+ * memory can be registered.
+ */
+int rnic_mem_alloc(struct rnic_device *dev, size_t len, void **addr);
+int rnic_mem_free(struct rnic_device *dev, void *addr);
+
+enum rnic_access {
+    RNIC_ACCESS_LOCAL_WRITE = 1 << 0,
+    RNIC_ACCESS_REMOTE_WRITE = 1 << 1,
+    RNIC_ACCESS_REMOTE_READ = 1 << 2,
+    RNIC_ACCESS_REMOTE_ATOMIC = 1 << 3,
+};
+
+/* A registered region; the provider owns it, callers read the fields. */
+struct rnic_mr {
+    void *addr;
+    size_t length;
+    uint32_t lkey;
+    uint32_t rkey;
+    unsigned access; /* enum rnic_access bits */
+};
+
+/*
+ * Registers [addr, addr+len) with the given access. The range must lie in
+ * memory from rnic_mem_alloc() (WQ rings included: see rnic_qp_sq()).
+ */
+int rnic_reg_mr(struct rnic_device *dev, void *addr, size_t len,
+                unsigned access, struct rnic_mr **out);
+int rnic_dereg_mr(struct rnic_mr *mr);
+
+/* ---- completion queues ------------------------------------------------ */
+
+enum rnic_wc_status {
+    RNIC_WC_SUCCESS = 0,
+    RNIC_WC_LOC_LEN_ERR,     /* scatter list too short, bad length */
+    RNIC_WC_LOC_QP_OP_ERR,   /* malformed WQE: bad opcode, ds, ring */
+    RNIC_WC_LOC_PROT_ERR,    /* bad lkey, bounds or local access */
+    RNIC_WC_WR_FLUSH_ERR,    /* flushed: the QP was in the error state */
+    RNIC_WC_REM_INV_REQ_ERR, /* remote: no receive queue, bad request */
+    RNIC_WC_REM_ACCESS_ERR,  /* remote: bad rkey, bounds or access */
+    RNIC_WC_REM_OP_ERR,      /* remote: the responder failed the op */
+    RNIC_WC_RETRY_EXC_ERR,   /* the peer is gone (disconnected) */
+};
+
+enum rnic_wc_opcode {
+    RNIC_WC_SEND,
+    RNIC_WC_RDMA_WRITE,
+    RNIC_WC_RDMA_READ,
+    RNIC_WC_COMP_SWAP,
+    RNIC_WC_FETCH_ADD,
+    RNIC_WC_NOP,
+    RNIC_WC_WAIT,
+    RNIC_WC_SEND_EN,
+    RNIC_WC_RECV_EN,
+    RNIC_WC_RECV,          /* a SEND arrived */
+    RNIC_WC_RECV_RDMA_IMM, /* a WRITE_IMM arrived */
+};
+
+#define RNIC_WC_WITH_IMM 0x1
+
+struct rnic_wc {
+    uint64_t wr_id;       /* receive completions: wr_id of rnic_post_recv */
+    uint32_t qpn;         /* the local QP */
+    uint32_t byte_len;    /* bytes received, read or written */
+    uint32_t imm;         /* immediate data, host order (WITH_IMM) */
+    uint16_t wqe_counter; /* send completions: the WQE's index in WQEBBs */
+    uint8_t opcode;       /* enum rnic_wc_opcode */
+    uint8_t status;       /* enum rnic_wc_status */
+    uint8_t flags;        /* RNIC_WC_WITH_IMM */
+};
+
+const char *rnic_wc_status_str(int status);
+
+/*
+ * depth: the most completions the CQ holds; overflow is a CQ error: the
+ * completion is dropped, the CQ stops counting and rnic_poll_cq() returns
+ * -EOVERFLOW from then on.
+ */
+int rnic_create_cq(struct rnic_device *dev, uint32_t depth,
+                   struct rnic_cq **out);
+
+/*
+ * Added: CQ creation with flags. RNIC_CQ_IGNORE_OVERRUN is mlx5's "overrun
+ * ignore" CQ context bit (what RedN's cross-channel CQs use): a full CQ
+ * overwrites its oldest entries instead of failing, and keeps counting, so
+ * a CQ that only WAITs watch never needs polling. A poller of such a CQ
+ * that fell behind by more than depth silently skips the lost entries.
+ */
+enum rnic_cq_flags {
+    RNIC_CQ_IGNORE_OVERRUN = 1 << 0,
+};
+
+struct rnic_cq_init_attr {
+    uint32_t depth; /* 1..2^22, rounded up to a power of two */
+    unsigned flags; /* enum rnic_cq_flags */
+};
+
+int rnic_create_cq_ex(struct rnic_device *dev,
+                      const struct rnic_cq_init_attr *attr,
+                      struct rnic_cq **out);
+int rnic_destroy_cq(struct rnic_cq *cq);
+/* The CQ number a WAIT names. */
+uint32_t rnic_cq_num(const struct rnic_cq *cq);
+/* Returns how many completions (0..max) were written to wc, or -errno. */
+int rnic_poll_cq(struct rnic_cq *cq, int max, struct rnic_wc *wc);
+/*
+ * Sleeps until the CQ holds a completion or timeout_ms passes (-1 = no
+ * limit): the completion-channel path of event-driven servers. Returns 1 if
+ * a completion is ready, 0 on timeout, -errno on error.
+ */
+int rnic_cq_wait(struct rnic_cq *cq, int timeout_ms);
+
+/* ---- queue pairs ------------------------------------------------------ */
+
+enum rnic_qp_flags {
+    RNIC_QP_CROSS_CHANNEL = 1 << 0,   /* may post WAIT, SEND_EN, RECV_EN */
+    RNIC_QP_MANAGED_SEND = 1 << 1,    /* send queue runs only when enabled */
+    RNIC_QP_MANAGED_RECV = 1 << 2,    /* receive queue likewise (RECV_EN) */
+    RNIC_QP_RESTRICT_ACCESS = 1 << 3, /* added: serve only attr.access */
+};
+
+/*
+ * Responder access (added; verbs' qp_access_flags). Which inbound RDMA
+ * operations a QP serves for its peer: RNIC_ACCESS_REMOTE_WRITE (WRITE,
+ * WRITE_IMM), RNIC_ACCESS_REMOTE_READ (READ), RNIC_ACCESS_REMOTE_ATOMIC
+ * (CAS, FADD). SENDs are always served (they need a posted receive).
+ * Opt-in, for compatibility with callers that zero the struct: without
+ * RNIC_QP_RESTRICT_ACCESS in flags the QP serves all three and access must
+ * be 0; with it, exactly the REMOTE_* bits in access (0 = none). A request
+ * the QP does not serve fails like a bad rkey: REM_ACCESS_ERR at the
+ * requester, and the responder QP goes to the error state (RC).
+ *
+ * This, not the rkey, is the defence against a hostile peer: softnic's
+ * keys carry 8 random bits per registration, which a peer allowed to send
+ * requests can simply enumerate. A QP facing untrusted peers should serve
+ * nothing it does not need (e.g. access 0 for a QP that only receives
+ * SENDs), so that no rkey of the device is reachable through it.
+ */
+
+struct rnic_qp_init_attr {
+    struct rnic_cq *send_cq;
+    struct rnic_cq *recv_cq;
+    uint32_t sq_wqebb;     /* send ring size in 64-B blocks, power of two */
+    uint32_t rq_wqe;       /* receive ring entries, power of two, 0 = none */
+    uint32_t max_recv_sge; /* 1..16 */
+    unsigned flags;        /* enum rnic_qp_flags */
+    unsigned access;       /* REMOTE_* bits, with RNIC_QP_RESTRICT_ACCESS */
+};
+
+enum rnic_qp_state {
+    RNIC_QPS_RESET, /* created, not connected */
+    RNIC_QPS_RTS,   /* connected, running */
+    RNIC_QPS_ERR,   /* a WQE failed or the peer went away */
+};
+
+int rnic_create_qp(struct rnic_device *dev,
+                   const struct rnic_qp_init_attr *attr, struct rnic_qp **out);
+int rnic_destroy_qp(struct rnic_qp *qp);
+uint32_t rnic_qp_num(const struct rnic_qp *qp);
+enum rnic_qp_state rnic_qp_state(const struct rnic_qp *qp);
+
+/* The address a peer needs to connect to a QP; exchange it out of band. */
+struct rnic_addr {
+    uint8_t bytes[32];
+};
+
+int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out);
+/* Connects (RC) to the QP that produced remote; a QP may connect to itself. */
+int rnic_connect(struct rnic_qp *qp, const struct rnic_addr *remote);
+
+/*
+ * The send ring: wqebb_cnt 64-byte blocks at buf (NIC-shared memory, so it
+ * may be registered and rewritten by RDMA). WQE i starts at block
+ * i % wqebb_cnt; a WQE longer than one block wraps to the ring's start.
+ */
+struct rnic_sq {
+    uint8_t *buf;
+    uint32_t wqebb_cnt;
+};
+
+int rnic_qp_sq(struct rnic_qp *qp, struct rnic_sq *out);
+
+/*
+ * Tells the NIC that the WQEs before producer index sq_pi (in WQEBBs,
+ * free-running; the low 16 bits count as on mlx5) are ready. Ignored by a
+ * MANAGED_SEND queue, which runs only up to what SEND_EN enabled.
+ */
+int rnic_ring_doorbell(struct rnic_qp *qp, uint32_t sq_pi);
+
+/* A scatter/gather entry. */
+struct rnic_sge {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+};
+
+/*
+ * Posts one receive WQE with n (1..max_recv_sge) scatter entries, which may
+ * point anywhere in registered local-write memory, WQ rings included.
+ * For a MANAGED_RECV queue the WQE runs only once RECV_EN enabled it.
+ */
+int rnic_post_recv(struct rnic_qp *qp, const struct rnic_sge *sge, unsigned n,
+                   uint64_t wr_id);
+
+/*
+ * Added: the receive queue's doorbell record, or NULL when the QP has no
+ * receive queue (or the provider cannot expose it). As on mlx5 it is 4
+ * bytes of NIC-shared host memory holding the count of posted receives,
+ * big-endian, of which the NIC uses the low 16 bits; rnic_post_recv()
+ * advances it. It may be registered (rnic_reg_mr, LOCAL_WRITE, plus
+ * REMOTE_WRITE for a WRITE to store into it) so that RDMA (a READ's or
+ * RECV's scatter, a WRITE) stores a new count: the receives up to that
+ * count then become available to the NIC, which reuses the ring's WQEs as
+ * they are (a receive queue whose WQEs are never rewritten, for chains
+ * that recycle their receives). Still capped at the ring size: a count
+ * more than rq_wqe ahead of the consumed ones (e.g. one stored in the
+ * wrong byte order) makes just the ring's WQEs available. For a
+ * MANAGED_RECV queue, receives still need RECV_EN as well. Mixing such
+ * stores with rnic_post_recv() on the same queue is the caller's race.
+ */
+void *rnic_qp_rq_doorbell(struct rnic_qp *qp);
+
+/* ---- persistence (added; softnic through rdn-nicd) ------------------- */
+
+/*
+ * When an application dies, rdn-nicd frees everything it owned, except the
+ * objects it marked persistent under a name. Those stay alive in the daemon
+ * (chains keep running, memory keeps its contents) and belong to the
+ * device's domain (rnic_open_opts.domain, required to persist anything).
+ * A restarted process opens the same domain and re-attaches each object by
+ * name: memory is mapped again at the same virtual address (so WQEs and MRs
+ * that hold addresses stay valid), MRs keep their keys, CQs and QPs keep
+ * their numbers, rings and counters. Dependencies must be persistent first:
+ * an MR's memory, a QP's CQs. A domain whose process is alive cannot be
+ * opened twice (-EBUSY). The in-process provider has no persistence
+ * (-EOPNOTSUPP).
+ */
+enum rnic_obj_type {
+    RNIC_OBJ_MEM, /* obj: the address rnic_mem_alloc() returned */
+    RNIC_OBJ_MR,  /* obj: struct rnic_mr * */
+    RNIC_OBJ_CQ,  /* obj: struct rnic_cq * */
+    RNIC_OBJ_QP,  /* obj: struct rnic_qp * */
+};
+
+/* Marks obj persistent under name (1..63 chars, unique per type). */
+int rnic_persist(struct rnic_device *dev, enum rnic_obj_type type, void *obj,
+                 const char *name);
+
+/*
+ * Re-attaches the persistent object called name to dev (a device opened on
+ * the object's domain). *out receives: MEM the address (void *), MR a
+ * struct rnic_mr *, CQ a struct rnic_cq *, QP a struct rnic_qp *. The
+ * object is then owned by this process and may be persisted again.
+ */
+int rnic_attach(struct rnic_device *dev, enum rnic_obj_type type,
+                const char *name, void **out);
+/* The length of memory re-attached or allocated at addr (0 if unknown). */
+size_t rnic_mem_len(struct rnic_device *dev, void *addr);
+
+#endif /* RDN_RNIC_RNIC_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/softnic/client.h - the application side of softnic, shared by both
+ * providers: a transport carries control requests (a direct call into an
+ * in-process engine, or rdn-nicd's socket); everything else goes through
+ * shared memory.
+ */
+#ifndef RDN_SOFTNIC_CLIENT_H
+#define RDN_SOFTNIC_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rdn/rnic/provider.h"
+#include "rdn/softnic/ctl.h"
+
+struct sn_transport {
+    /* Sends req (with fd_in if >= 0), fills resp and *fd_out (or -1). */
+    int (*call)(struct sn_transport *tp, const struct sn_ctl_req *req,
+                int fd_in, struct sn_ctl_resp *resp, int *fd_out);
+    void (*close)(struct sn_transport *tp);
+    int persistence; /* the transport's engine outlives the process */
+};
+
+/*
+ * Opens a device named name over tp (which it owns from then on, even on
+ * failure): HELLO, map the control page, DEV_OPEN with opts and the
+ * RDN_SOFTNIC_* environment.
+ */
+int sn_client_open(const char *name, struct sn_transport *tp,
+                   const struct rnic_open_opts *opts, struct rnic_device **out);
+
+/* What an engine thread counted so far (diagnostics for tests and tools). */
+struct sn_thread_stats {
+    uint64_t sleeps; /* times it slept on its futex */
+    uint64_t yields; /* times it gave its CPU to a peer with work */
+    bool asleep;     /* it is (about to be) asleep on its futex */
+};
+
+/*
+ * Reads engine thread thr's counters through dev's control page; -EINVAL
+ * if dev is not a softnic device, -ERANGE if the engine has no thread thr.
+ */
+int sn_client_thread_stats(struct rnic_device *dev, unsigned thr,
+                           struct sn_thread_stats *out);
+
+#endif /* RDN_SOFTNIC_CLIENT_H */

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/softnic/resp.c - the responder: executes incoming requests against
+ * local memory (through the MR table, with remote access checks), consumes
+ * receive WQEs for SEND and WRITE_IMM, and answers every request once.
+ *
+ * Inbound WRITE, READ and atomics need the QP's responder access (verbs'
+ * qp_access_flags) and then the rkey's MR access, bounds and device.
+ *
+ * A receive WQE is read from the receive ring when a message needs it, so
+ * a scatter list rewritten by an earlier operation is used as rewritten.
+ * A message that finds no enabled receive waits (RNR, infinite retry) and
+ * blocks the connection behind it until rnic_post_recv() or RECV_EN pokes.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "rdn/softnic/engine_int.h"
+
+void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
+                uint8_t type, uint8_t status, const void *data, uint32_t len,
+                uint64_t depart)
+{
+    struct sn_pkt *p = sn_pkt_alloc(t, len);
+
+    if (!p)
+        return; /* the requester's WQE then never completes */
+    p->h.type = type;
+    p->h.status = status;
+    p->h.dst_qpn = req->h.src_qpn;
+    p->h.src_qpn = qp->qpn;
+    p->h.psn = req->h.psn;
+    p->h.len = len;
+    if (len)
+        memcpy(p->data, data, len);
+    sn_send(t, qp->dev, p, depart);
+}
+
+/* Now, for a timed device: when the request arrived (its ready time). */
+static uint64_t sn_arrival(struct sn_thread *t, const struct sn_pkt *p)
+{
+    return p->tm.at ? p->tm.at : t->now;
+}
+
+/*
+ * Moves the responder to the error state, then answers req with a NAK
+ * (which tells the peer). In that order, so that whoever sees the NAK's
+ * error completion also sees the responder in ERR, with its failed receive
+ * (if any) already in its CQ.
+ *
+ * A QP connected to itself is its own requester: the request that failed
+ * and the ones before it are answered in order (their responses are on
+ * the way), so only the WQEs after it are flushed here, and the failed one
+ * completes with the NAK's status, exactly as with two QPs.
+ */
+static void sn_nak(struct sn_thread *t, struct sn_qp *qp,
+                   const struct sn_pkt *req, uint8_t status)
+{
+    if (qp->peer_qpn == qp->qpn)
+        sn_qp_fail(t, qp, req->h.psn + 1, false);
+    else
+        sn_qp_peer_failed(t, qp);
+    sn_respond(t, qp, req, SN_PKT_NAK, status, NULL, 0, sn_arrival(t, req));
+}
+
+/*
+ * Translates the remote range request p names, if this QP serves the
+ * operation (its responder access has need) and the rkey allows it;
+ * NULL means REM_ACCESS_ERR.
+ */
+static uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
+                                const struct sn_pkt *p, uint64_t len,
+                                unsigned need)
+{
+    if ((qp->access & need) != need)
+        return NULL;
+    return sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr, len, need);
+}
+
+/*
+ * Receive WQEs posted, not yet consumed: the doorbell record's count
+ * (big-endian, low 16 bits, as mlx5) ahead of rq_ci. Capped at the ring,
+ * since the application, or RDMA, may have stored nonsense there.
+ */
+static uint32_t sn_rq_posted(const struct sn_qp *qp)
+{
+    uint32_t pi = be32toh(sn_load(&qp->sh->rq_db));
+    uint32_t n = (uint16_t)(pi - qp->rq_ci);
+
+    return n > qp->rq_cnt ? qp->rq_cnt : n;
+}
+
+/* Receive WQEs posted and enabled, not yet consumed. */
+static uint32_t sn_rq_avail(struct sn_qp *qp)
+{
+    uint32_t n = sn_rq_posted(qp);
+
+    if (qp->flags & RNIC_QP_MANAGED_RECV) {
+        int32_t en = (int32_t)(sn_load(&qp->rq_en) - qp->rq_ci);
+
+        if (en < (int32_t)n)
+            n = en > 0 ? (uint32_t)en : 0;
+    }
+    return n;
+}
+
+/* Is a receive available? Arms rnr_wait first when there is none. */
+static bool sn_rq_ready(struct sn_qp *qp)
+{
+    if (sn_rq_avail(qp))
+        return true;
+    __atomic_store_n(&qp->sh->rnr_wait, 1, __ATOMIC_SEQ_CST);
+    return sn_rq_avail(qp) != 0;
+}
+
+static void sn_recv_complete(struct sn_thread *t, struct sn_qp *qp,
+                             const struct sn_pkt *req, uint8_t opcode,
+                             uint8_t status, uint32_t len)
+{
+    uint32_t slot = qp->rq_ci & (qp->rq_cnt - 1);
+    struct sn_cqe c = {
+        .wr_id = qp->wrid[slot],
+        .qpn = qp->qpn,
+        .byte_len = len,
+        .wqe_counter = (uint16_t)qp->rq_ci,
+        .opcode = opcode,
+        .status = status,
+    };
+
+    if (req->h.type == SN_PKT_WRITE_IMM || req->h.type == SN_PKT_SEND_IMM) {
+        c.imm = req->h.imm;
+        c.flags = RNIC_WC_WITH_IMM;
+    }
+    if (qp->dev->tm.timed) {
+        c.nic_ns = sn_arrival(t, req);
+        c.ready_ns = c.nic_ns + qp->dev->tm.cqe_ns;
+    }
+    qp->rq_ci++;
+    sn_store(&qp->sh->rq_ci, qp->rq_ci);
+    sn_cq_push(t, qp->rcq, &c);
+}
+
+/*
+ * Scatters a SEND's payload into the next receive WQE. Returns 0, or the
+ * receive's error status (LOC_LEN: too short; LOC_PROT: bad entry).
+ */
+static int sn_recv_scatter(struct sn_thread *t, struct sn_qp *qp,
+                           const struct sn_pkt *p)
+{
+    uint32_t slot = qp->rq_ci & (qp->rq_cnt - 1);
+    const struct mlx5_data_seg *seg =
+        (const void *)(qp->rq + (size_t)slot * qp->rq_stride);
+    struct mlx5_data_seg segs[MLX5_RECV_MAX_SGE];
+    uint64_t off = 0, len = p->h.len;
+    uint32_t n;
+
+    /* Snapshot the scatter list first: the payload may overwrite it. */
+    memcpy(segs, seg, qp->rq_sge * sizeof(*seg));
+    for (n = 0; n < qp->rq_sge && off < len; n++) {
+        uint32_t lkey = be32toh(segs[n].lkey);
+        uint32_t bc = be32toh(segs[n].byte_count);
+        uint64_t cnt, room = bc ? bc : SN_MAX_MSG;
+        uint8_t *dst;
+
+        if (lkey == MLX5_INVALID_LKEY)
+            break;
+        cnt = room < len - off ? room : len - off;
+        dst = sn_xlate(t->eng, qp->dev, lkey, be64toh(segs[n].addr), cnt,
+                       RNIC_ACCESS_LOCAL_WRITE);
+        if (!dst)
+            return RNIC_WC_LOC_PROT_ERR;
+        memcpy(dst, p->data + off, cnt);
+        sn_mr_stored(t->eng, lkey, be64toh(segs[n].addr), cnt);
+        off += cnt;
+    }
+    return off < len ? RNIC_WC_LOC_LEN_ERR : 0;
+}
+
+/* SEND, SEND_IMM: consumes a receive. Returns false to wait (RNR). */
+static bool sn_resp_send(struct sn_thread *t, struct sn_qp *qp,
+                         struct sn_pkt *p)
+{
+    int st;
+
+    if (!qp->rq_cnt) {
+        sn_nak(t, qp, p, RNIC_WC_REM_INV_REQ_ERR);
+        return true;
+    }
+    if (!sn_rq_ready(qp))
+        return false;
+    st = sn_recv_scatter(t, qp, p);
+    sn_recv_complete(t, qp, p, RNIC_WC_RECV, (uint8_t)st, p->h.len);
+    if (st) {
+        sn_nak(t, qp, p,
+               st == RNIC_WC_LOC_LEN_ERR ? RNIC_WC_REM_INV_REQ_ERR
+                                         : RNIC_WC_REM_OP_ERR);
+        return true;
+    }
+    sn_respond(t, qp, p, SN_PKT_ACK, 0, NULL, 0, sn_arrival(t, p));
+    return true;
+}
+
+/* WRITE, WRITE_IMM. Returns false to wait for a receive (WRITE_IMM). */
+static bool sn_resp_write(struct sn_thread *t, struct sn_qp *qp,
+                          struct sn_pkt *p)
+{
+    bool imm = p->h.type == SN_PKT_WRITE_IMM;
+    uint8_t *dst;
+
+    if (imm && !qp->rq_cnt) {
+        sn_nak(t, qp, p, RNIC_WC_REM_INV_REQ_ERR);
+        return true;
+    }
+    if (imm && !sn_rq_ready(qp))
+        return false;
+    dst = sn_remote_xlate(t, qp, p, p->h.len, RNIC_ACCESS_REMOTE_WRITE);
+    if (!dst) {
+        sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
+        return true;
+    }
+    memcpy(dst, p->data, p->h.len);
+    sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, p->h.len);
+    if (imm)
+        sn_recv_complete(t, qp, p, RNIC_WC_RECV_RDMA_IMM, 0, p->h.len);
+    sn_respond(t, qp, p, SN_PKT_ACK, 0, NULL, 0, sn_arrival(t, p));
+    return true;
+}
+
+static void sn_resp_read(struct sn_thread *t, struct sn_qp *qp,
+                         struct sn_pkt *p)
+{
+    const uint8_t *src =
+        sn_remote_xlate(t, qp, p, p->h.len, RNIC_ACCESS_REMOTE_READ);
+
+    if (!src) {
+        sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
+        return;
+    }
+    sn_respond(t, qp, p, SN_PKT_READ_RESP, 0, src, p->h.len,
+               sn_arrival(t, p) + qp->dev->tm.dma_ns * qp->dev->tm.timed);
+}
+
+/* CAS and FADD on 8 host-endian bytes; answers with the old 8 bytes. */
+static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
+                           struct sn_pkt *p)
+{
+    uint64_t *target, old;
+
+    if (p->h.raddr % 8 || p->h.len != 8) {
+        sn_nak(t, qp, p, RNIC_WC_REM_INV_REQ_ERR);
+        return;
+    }
+    target =
+        (uint64_t *)sn_remote_xlate(t, qp, p, 8, RNIC_ACCESS_REMOTE_ATOMIC);
+    if (!target) {
+        sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
+        return;
+    }
+    if (p->h.type == SN_PKT_CAS) {
+        old = p->h.compare;
+        __atomic_compare_exchange_n(target, &old, p->h.swap_add, false,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    } else {
+        old = __atomic_fetch_add(target, p->h.swap_add, __ATOMIC_SEQ_CST);
+    }
+    sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, 8);
+    sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8,
+               sn_arrival(t, p) + qp->dev->tm.dma_ns * qp->dev->tm.timed);
+}
+
+bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
+{
+    uint32_t st = sn_load(&qp->state);
+
+    if (p->h.type == SN_PKT_ERR) {
+        if (st == RNIC_QPS_RTS && p->h.src_qpn == qp->peer_qpn)
+            sn_qp_peer_failed(t, qp);
+        return true;
+    }
+    if (st != RNIC_QPS_RTS || p->h.src_qpn != qp->peer_qpn) {
+        sn_respond(t, qp, p, SN_PKT_NAK, RNIC_WC_RETRY_EXC_ERR, NULL, 0,
+                   sn_arrival(t, p));
+        return true;
+    }
+    switch (p->h.type) {
+    case SN_PKT_WRITE:
+    case SN_PKT_WRITE_IMM:
+        return sn_resp_write(t, qp, p);
+    case SN_PKT_SEND:
+    case SN_PKT_SEND_IMM:
+        return sn_resp_send(t, qp, p);
+    case SN_PKT_READ:
+        sn_resp_read(t, qp, p);
+        return true;
+    case SN_PKT_CAS:
+    case SN_PKT_FADD:
+        sn_resp_atomic(t, qp, p);
+        return true;
+    default:
+        sn_nak(t, qp, p, RNIC_WC_REM_INV_REQ_ERR);
+        return true;
+    }
+}
+
+void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp)
+{
+    __atomic_store_n(&qp->sh->rnr_wait, 0, __ATOMIC_SEQ_CST);
+    while (qp->stall) {
+        struct sn_pkt *p = qp->stall;
+
+        qp->stall = p->next;
+        if (!qp->stall)
+            qp->stall_tail = NULL;
+        p->next = NULL;
+        if (!sn_resp_request(t, qp, p)) {
+            p->next = qp->stall;
+            qp->stall = p;
+            if (!qp->stall_tail)
+                qp->stall_tail = p;
+            return;
+        }
+        sn_pkt_free(t, p);
+    }
+}
+
+void sn_rq_flush(struct sn_thread *t, struct sn_qp *qp)
+{
+    uint32_t n;
+
+    if (!qp->rq_cnt)
+        return;
+    n = sn_rq_posted(qp);
+    while (n--) {
+        uint32_t slot = qp->rq_ci & (qp->rq_cnt - 1);
+        struct sn_cqe c = {
+            .wr_id = qp->wrid[slot],
+            .qpn = qp->qpn,
+            .wqe_counter = (uint16_t)qp->rq_ci,
+            .opcode = RNIC_WC_RECV,
+            .status = RNIC_WC_WR_FLUSH_ERR,
+            .ready_ns = t->now,
+        };
+
+        qp->rq_ci++;
+        sn_cq_push(t, qp->rcq, &c);
+    }
+    sn_store(&qp->sh->rq_ci, qp->rq_ci);
+}

@@ -1,0 +1,833 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/softnic/sq.c - the requester: executes a QP's send WQEs in order,
+ * keeps the executed ones in the out ring until they complete (in order),
+ * and handles the responses, errors and flushes.
+ *
+ * A WQE is read from the ring when it is about to execute (or from the
+ * strict-mode snapshot), parsed from that private copy, and executed: local
+ * WQEs (NOP, WAIT, SEND_EN, RECV_EN) are done at once, the others send one
+ * request packet and are done when its response arrives. Timed devices
+ * give every WQE a start time (the QP's next_ns, moved by doorbells,
+ * enables, WAITs and the previous WQE's cost) and a completion time; a QP
+ * whose next step lies in the future arms its timer instead of running.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdn/softnic/engine_int.h"
+
+enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
+
+static inline uint64_t sn_max64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+static uint8_t sn_wc_opcode(uint8_t op)
+{
+    switch (op) {
+    case MLX5_OPCODE_RDMA_WRITE:
+    case MLX5_OPCODE_RDMA_WRITE_IMM:
+        return RNIC_WC_RDMA_WRITE;
+    case MLX5_OPCODE_SEND:
+    case MLX5_OPCODE_SEND_IMM:
+        return RNIC_WC_SEND;
+    case MLX5_OPCODE_RDMA_READ:
+        return RNIC_WC_RDMA_READ;
+    case MLX5_OPCODE_ATOMIC_CS:
+        return RNIC_WC_COMP_SWAP;
+    case MLX5_OPCODE_ATOMIC_FA:
+        return RNIC_WC_FETCH_ADD;
+    case MLX5_OPCODE_WAIT:
+        return RNIC_WC_WAIT;
+    case MLX5_OPCODE_SEND_EN:
+        return RNIC_WC_SEND_EN;
+    case MLX5_OPCODE_RECV_EN:
+        return RNIC_WC_RECV_EN;
+    default:
+        return RNIC_WC_NOP;
+    }
+}
+
+/* ---- reading WQEs ----------------------------------------------------- */
+
+/* Copies len bytes of the WQE at block bb (snapshot if prefetched). */
+static void sn_sq_copy(const struct sn_qp *qp, uint32_t bb, uint8_t *dst,
+                       size_t len)
+{
+    while (len) {
+        size_t n = len < MLX5_SEND_WQE_BB ? len : MLX5_SEND_WQE_BB;
+        size_t off = (size_t)(bb & (qp->sq_cnt - 1)) * MLX5_SEND_WQE_BB;
+        const uint8_t *src = qp->shadow && (int32_t)(bb - qp->fetched) < 0
+                                 ? qp->shadow + off
+                                 : qp->sq + off;
+
+        memcpy(dst, src, n);
+        dst += n;
+        len -= n;
+        bb++;
+    }
+}
+
+/* Strict mode: snapshot WQEBBs up to the window ahead of ci. */
+static void sn_sq_prefetch(struct sn_qp *qp)
+{
+    uint32_t window = qp->dev->strict;
+
+    if (!qp->shadow)
+        return;
+    if ((int32_t)(qp->fetched - qp->ci) < 0)
+        qp->fetched = qp->ci;
+    while (qp->fetched != qp->limit && qp->fetched - qp->ci < window &&
+           qp->limit - qp->ci <= qp->sq_cnt) {
+        size_t off = (size_t)(qp->fetched & (qp->sq_cnt - 1)) * 64;
+
+        memcpy(qp->shadow + off, qp->sq + off, MLX5_SEND_WQE_BB);
+        qp->fetched++;
+    }
+}
+
+/* ---- completions ------------------------------------------------------ */
+
+static void sn_complete(struct sn_thread *t, struct sn_qp *qp,
+                        const struct sn_out *o)
+{
+    struct sn_cqe c = {
+        .qpn = qp->qpn,
+        .byte_len = o->byte_len,
+        .wqe_counter = o->wqe_counter,
+        .opcode = sn_wc_opcode(o->opcode),
+        .status = o->status,
+    };
+
+    if (qp->dev->tm.timed) {
+        c.nic_ns = o->done_ns;
+        c.ready_ns = o->done_ns + qp->dev->tm.cqe_ns;
+    }
+    sn_cq_push(t, qp->scq, &c);
+}
+
+/* Retires done entries from the head of the out ring, in order. */
+static void sn_qp_retire(struct sn_thread *t, struct sn_qp *qp)
+{
+    bool timed = qp->dev->tm.timed;
+
+    while (qp->out_head != qp->out_tail) {
+        struct sn_out *o = &qp->out[qp->out_head & qp->out_mask];
+
+        if (!o->done)
+            break;
+        if (timed && o->done_ns > t->now) {
+            t->now = sn_now_ns();
+            if (o->done_ns > t->now) {
+                sn_timer_qp(t, qp, o->done_ns);
+                break;
+            }
+        }
+        if (timed && qp->retire_wake) /* a blocked step resumes now */
+            qp->next_ns = sn_max64(qp->next_ns, o->done_ns);
+        if (o->signaled || o->status)
+            sn_complete(t, qp, o);
+        if (qp->dev->trace)
+            sn_trace_wqe(qp->dev->trace, qp->dev->id, qp->qpn, o,
+                         timed ? o->done_ns : sn_now_ns());
+        if (o->rd)
+            qp->rd_used &= ~(1u << (o->rd - 1));
+        qp->out_head++;
+    }
+}
+
+/* ---- WAIT bookkeeping ------------------------------------------------- */
+
+static void sn_wait_register(struct sn_thread *t, struct sn_qp *qp,
+                             struct sn_cq *cq)
+{
+    if (qp->in_wait)
+        return;
+    sn_list_add_tail(&t->cqwait[cq->idx], &qp->wait);
+    qp->in_wait = true;
+    __atomic_fetch_or(&cq->waiters, 1ull << t->idx, __ATOMIC_SEQ_CST);
+}
+
+static void sn_wait_unregister(struct sn_thread *t, struct sn_qp *qp)
+{
+    uint32_t idx = qp->wait_cqn & (SN_MAX_OBJS - 1);
+    struct sn_cq *cq;
+
+    if (!qp->in_wait)
+        return;
+    sn_list_del(&qp->wait);
+    qp->in_wait = false;
+    cq = sn_cq_lookup(t->eng, qp->wait_cqn);
+    if (cq && sn_list_empty(&t->cqwait[idx]))
+        __atomic_fetch_and(&cq->waiters, ~(1ull << t->idx), __ATOMIC_SEQ_CST);
+}
+
+/* ---- errors and flushes ----------------------------------------------- */
+
+void sn_qp_fail(struct sn_thread *t, struct sn_qp *qp, uint32_t from,
+                bool tell_peer)
+{
+    bool was_rts = sn_load(&qp->state) == RNIC_QPS_RTS;
+
+    for (uint32_t i = qp->out_head; i != qp->out_tail; i++) {
+        struct sn_out *o = &qp->out[i & qp->out_mask];
+
+        /* Later WQEs flush even if executed: they cannot retire first. */
+        if ((int32_t)(o->psn - from) >= 0 &&
+            (!o->done || o->status == RNIC_WC_SUCCESS)) {
+            o->done = 1;
+            o->status = RNIC_WC_WR_FLUSH_ERR;
+            o->done_ns = t->now;
+        }
+    }
+    if (!was_rts)
+        return;
+    sn_store(&qp->state, RNIC_QPS_ERR);
+    sn_store(&qp->sh->state, RNIC_QPS_ERR);
+    sn_wait_unregister(t, qp);
+    qp->block = SN_BLK_NONE;
+    while (qp->stall) {
+        struct sn_pkt *p = qp->stall;
+
+        qp->stall = p->next;
+        sn_pkt_free(t, p);
+    }
+    qp->stall_tail = NULL;
+    if (tell_peer && qp->peer_qpn != qp->qpn) {
+        struct sn_pkt *p = sn_pkt_alloc(t, 0);
+
+        if (p) {
+            p->h.type = SN_PKT_ERR;
+            p->h.dst_qpn = qp->peer_qpn;
+            p->h.src_qpn = qp->qpn;
+            sn_send(t, qp->dev, p, t->now);
+        }
+    }
+    sn_rq_flush(t, qp);
+    sn_kick(t, qp);
+}
+
+/* The psn of the oldest WQE not yet retired (or the next one). */
+static uint32_t sn_oldest_psn(const struct sn_qp *qp)
+{
+    if (qp->out_head == qp->out_tail)
+        return qp->psn;
+    return qp->out[qp->out_head & qp->out_mask].psn;
+}
+
+/* Error state, out ring empty: every posted WQE completes flushed. */
+static void sn_sq_flush(struct sn_thread *t, struct sn_qp *qp)
+{
+    uint32_t n = 0;
+
+    while (qp->ci != qp->limit && n++ < qp->sq_cnt) {
+        struct mlx5_ctrl_seg c;
+        struct sn_out o = {.status = RNIC_WC_WR_FLUSH_ERR};
+        uint32_t nbb;
+
+        sn_sq_copy(qp, qp->ci, (uint8_t *)&c, sizeof(c));
+        nbb = (mlx5_ctrl_ds(&c) * 16u + 63) / 64;
+        if (nbb == 0 || nbb > qp->limit - qp->ci)
+            nbb = 1;
+        o.wqe_counter = (uint16_t)qp->ci;
+        o.opcode = mlx5_ctrl_opcode(&c);
+        o.done_ns = t->now;
+        sn_complete(t, qp, &o);
+        qp->ci += nbb;
+    }
+    qp->ci = qp->limit;
+    qp->fetched = qp->ci;
+}
+
+/* ---- executing WQEs --------------------------------------------------- */
+
+/* A WQE being executed: its private copy and decoded control fields. */
+struct sn_wqe {
+    uint8_t b[SN_WQE_MAX];
+    uint8_t opcode, ds, flags;
+    uint32_t nbb;
+    uint64_t start, end; /* timed devices */
+};
+
+static const struct mlx5_data_seg *sn_wqe_dseg(const struct sn_wqe *w,
+                                               unsigned seg)
+{
+    return (const struct mlx5_data_seg *)(w->b + seg * MLX5_SEND_WQE_DS);
+}
+
+/* Length a data segment stands for (byte_count 0 means 2^31, as mlx5). */
+static uint64_t sn_dseg_len(uint32_t bc)
+{
+    return bc ? bc : SN_MAX_MSG;
+}
+
+/*
+ * Resolves the gather list (segments first..ds-1) for reading; fills ptr[]
+ * and len[] and returns 0 or a completion status.
+ */
+static int sn_gather(struct sn_thread *t, struct sn_qp *qp,
+                     const struct sn_wqe *w, unsigned first,
+                     const uint8_t **ptr, uint32_t *len, uint64_t *total)
+{
+    *total = 0;
+    for (unsigned s = first; s < w->ds; s++) {
+        const struct mlx5_data_seg *d = sn_wqe_dseg(w, s);
+        uint32_t bc = be32toh(d->byte_count);
+        uint64_t n = sn_dseg_len(bc);
+
+        if (bc & 0x80000000u)
+            return RNIC_WC_LOC_QP_OP_ERR; /* inline data: unsupported */
+        *total += n;
+        if (*total > SN_MAX_MSG)
+            return RNIC_WC_LOC_LEN_ERR;
+        ptr[s - first] =
+            sn_xlate(t->eng, qp->dev, be32toh(d->lkey), be64toh(d->addr), n, 0);
+        if (!ptr[s - first])
+            return RNIC_WC_LOC_PROT_ERR;
+        len[s - first] = (uint32_t)n;
+    }
+    return 0;
+}
+
+/* Checks a scatter list (segments first..ds-1) and stores it in rd. */
+static int sn_scatter_list(struct sn_thread *t, struct sn_qp *qp,
+                           const struct sn_wqe *w, unsigned first,
+                           struct sn_rd *rd, uint64_t *total)
+{
+    *total = 0;
+    rd->nsge = w->ds - first;
+    for (unsigned s = first; s < w->ds; s++) {
+        const struct mlx5_data_seg *d = sn_wqe_dseg(w, s);
+        struct mlx5_data_seg *r = &rd->sge[s - first];
+        uint32_t bc = be32toh(d->byte_count);
+
+        if (bc & 0x80000000u)
+            return RNIC_WC_LOC_QP_OP_ERR;
+        r->byte_count = bc;
+        r->lkey = be32toh(d->lkey);
+        r->addr = be64toh(d->addr);
+        *total += sn_dseg_len(bc);
+        if (*total > SN_MAX_MSG)
+            return RNIC_WC_LOC_LEN_ERR;
+        if (!sn_xlate(t->eng, qp->dev, r->lkey, r->addr, sn_dseg_len(bc),
+                      RNIC_ACCESS_LOCAL_WRITE))
+            return RNIC_WC_LOC_PROT_ERR;
+    }
+    return 0;
+}
+
+static struct sn_pkt *sn_request(struct sn_thread *t, struct sn_qp *qp,
+                                 uint8_t type, uint32_t payload,
+                                 const struct sn_out *o)
+{
+    struct sn_pkt *p = sn_pkt_alloc(t, payload);
+
+    if (!p)
+        return NULL;
+    p->h.type = type;
+    p->h.dst_qpn = qp->peer_qpn;
+    p->h.src_qpn = qp->qpn;
+    p->h.psn = o->psn;
+    p->h.len = payload;
+    return p;
+}
+
+/* WRITE, WRITE_IMM, SEND, SEND_IMM: gather, then one request packet. */
+static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
+                      const struct sn_wqe *w, struct sn_out *o)
+{
+    bool is_write = w->opcode == MLX5_OPCODE_RDMA_WRITE ||
+                    w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM;
+    unsigned first = is_write ? 2 : 1;
+    const struct mlx5_ctrl_seg *c = (const void *)w->b;
+    const uint8_t *ptr[SN_MAX_SGE];
+    uint32_t len[SN_MAX_SGE];
+    uint64_t total;
+    struct sn_pkt *p;
+    uint32_t off = 0;
+    int st;
+
+    if (w->ds < first || w->ds - first > SN_MAX_SGE)
+        return RNIC_WC_LOC_QP_OP_ERR;
+    st = sn_gather(t, qp, w, first, ptr, len, &total);
+    if (st)
+        return st;
+    static const uint8_t types[] = {
+        [MLX5_OPCODE_RDMA_WRITE] = SN_PKT_WRITE,
+        [MLX5_OPCODE_RDMA_WRITE_IMM] = SN_PKT_WRITE_IMM,
+        [MLX5_OPCODE_SEND] = SN_PKT_SEND,
+        [MLX5_OPCODE_SEND_IMM] = SN_PKT_SEND_IMM,
+    };
+    p = sn_request(t, qp, types[w->opcode], (uint32_t)total, o);
+    if (!p)
+        return RNIC_WC_LOC_QP_OP_ERR;
+    for (unsigned i = 0; i < w->ds - first; i++) {
+        memcpy(p->data + off, ptr[i], len[i]);
+        off += len[i];
+    }
+    if (is_write) {
+        const struct mlx5_raddr_seg *r = (const void *)(w->b + 16);
+
+        p->h.raddr = be64toh(r->raddr);
+        p->h.rkey = be32toh(r->rkey);
+    }
+    p->h.imm = be32toh(c->imm);
+    if (w->flags & MLX5_WQE_CTRL_SOLICITED)
+        p->h.flags |= SN_PKT_F_SOLICITED;
+    o->byte_len = (uint32_t)total;
+    sn_send(t, qp->dev, p, w->end);
+    return 0;
+}
+
+static int sn_rd_slot(struct sn_qp *qp)
+{
+    for (int i = 0; i < SN_MAX_RD; i++)
+        if (!(qp->rd_used & (1u << i)))
+            return i;
+    return -1;
+}
+
+/* READ and the atomics: remember where the response goes, then send. */
+static int sn_op_rd(struct sn_thread *t, struct sn_qp *qp,
+                    const struct sn_wqe *w, struct sn_out *o)
+{
+    const struct mlx5_raddr_seg *r = (const void *)(w->b + 16);
+    bool atomic = w->opcode != MLX5_OPCODE_RDMA_READ;
+    unsigned first = atomic ? 3 : 2;
+    int slot = sn_rd_slot(qp);
+    struct sn_rd *rd = &qp->rd[slot];
+    uint64_t total;
+    struct sn_pkt *p;
+    int st;
+
+    if (w->ds < first || w->ds - first > SN_MAX_SGE || (atomic && w->ds != 4))
+        return RNIC_WC_LOC_QP_OP_ERR;
+    st = sn_scatter_list(t, qp, w, first, rd, &total);
+    if (st)
+        return st;
+    if (atomic && total != 8)
+        return RNIC_WC_LOC_LEN_ERR;
+    p = sn_request(t, qp,
+                   w->opcode == MLX5_OPCODE_RDMA_READ   ? SN_PKT_READ
+                   : w->opcode == MLX5_OPCODE_ATOMIC_CS ? SN_PKT_CAS
+                                                        : SN_PKT_FADD,
+                   0, o);
+    if (!p)
+        return RNIC_WC_LOC_QP_OP_ERR;
+    p->h.raddr = be64toh(r->raddr);
+    p->h.rkey = be32toh(r->rkey);
+    p->h.len = (uint32_t)total;
+    if (atomic) {
+        const struct mlx5_atomic_seg *a = (const void *)(w->b + 32);
+
+        p->h.swap_add = be64toh(a->swap_add);
+        p->h.compare = be64toh(a->compare);
+    }
+    qp->rd_used |= 1u << slot;
+    o->rd = (uint8_t)(slot + 1);
+    o->byte_len = (uint32_t)total;
+    sn_send(t, qp->dev, p, w->end);
+    return 0;
+}
+
+/* Raises a 16-bit-counting enable limit to idx (never lowers it). */
+static void sn_raise(uint32_t *limit, uint32_t idx)
+{
+    uint32_t cur = sn_load_rx(limit), want;
+
+    do {
+        int16_t d = (int16_t)((uint16_t)idx - (uint16_t)cur);
+
+        if (d <= 0)
+            return;
+        want = cur + (uint32_t)d;
+    } while (!__atomic_compare_exchange_n(limit, &cur, want, false,
+                                          __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* SEND_EN / RECV_EN: raise the managed queue's limit and poke it. */
+static int sn_op_enable(struct sn_thread *t, struct sn_qp *qp,
+                        const struct sn_wqe *w)
+{
+    const struct mlx5_wait_en_seg *s = (const void *)(w->b + 16);
+    struct sn_qp *q = sn_qp_lookup(t->eng, be32toh(s->obj_num));
+    bool send = w->opcode == MLX5_OPCODE_SEND_EN;
+
+    if (!(qp->flags & RNIC_QP_CROSS_CHANNEL) || w->ds < 2 || !q ||
+        q->dev != qp->dev ||
+        !(q->flags & (send ? RNIC_QP_MANAGED_SEND : RNIC_QP_MANAGED_RECV)) ||
+        (!send && !q->rq_cnt))
+        return RNIC_WC_LOC_QP_OP_ERR;
+    if (qp->dev->tm.timed)
+        __atomic_store_n(&q->en_ns, w->end, __ATOMIC_RELAXED);
+    sn_raise(send ? &q->en_req : &q->rq_en, be32toh(s->index));
+    if (q->thr == t && q != qp)
+        sn_qp_dirty(t, q); /* ours: no need to go through the mailbox */
+    else
+        sn_poke_qp(t->eng->ctl, q->thr->idx, q->idx);
+    return 0;
+}
+
+/* WAIT: returns false when met (or failed), true after queueing the QP. */
+static bool sn_op_wait(struct sn_thread *t, struct sn_qp *qp, struct sn_wqe *w,
+                       int *status)
+{
+    const struct mlx5_wait_en_seg *s = (const void *)(w->b + 16);
+    struct sn_cq *cq = sn_cq_lookup(t->eng, be32toh(s->obj_num));
+
+    *status = 0;
+    if (!(qp->flags & RNIC_QP_CROSS_CHANNEL) || w->ds < 2 || !cq ||
+        cq->dev != qp->dev) {
+        *status = RNIC_WC_LOC_QP_OP_ERR;
+        return false;
+    }
+    qp->wait_cqn = cq->cqn;
+    qp->wait_idx = be32toh(s->index);
+    if ((int32_t)(sn_cq_count(cq) - qp->wait_idx) < 0) {
+        sn_wait_register(t, qp, cq);
+        if ((int32_t)(sn_cq_count(cq) - qp->wait_idx) < 0) {
+            qp->block = SN_BLK_WAIT;
+            qp->wait_fetch_ns = qp->dev->trace ? sn_now_ns() : 0;
+            qp->wait_nbb = w->nbb;
+            qp->wait_sig = w->flags & MLX5_WQE_CTRL_CQ_UPDATE;
+            return true;
+        }
+        sn_wait_unregister(t, qp);
+    }
+    if (qp->dev->tm.timed) { /* runs once the completion it needs exists */
+        qp->next_ns = sn_max64(qp->next_ns, sn_cq_count_ns(cq, qp->wait_idx));
+        w->end = qp->next_ns + qp->dev->tm.wait_ns;
+    }
+    return false;
+}
+
+/* Fills the out entry of the WQE at ci and returns it (not yet pushed). */
+static struct sn_out *sn_out_begin(struct sn_qp *qp, uint8_t opcode,
+                                   uint8_t flags)
+{
+    struct sn_out *o = &qp->out[qp->out_tail & qp->out_mask];
+
+    memset(o, 0, sizeof(*o));
+    o->psn = qp->psn;
+    o->wqe_counter = (uint16_t)qp->ci;
+    o->opcode = opcode;
+    o->signaled = (flags & MLX5_WQE_CTRL_CQ_UPDATE) != 0;
+    if (qp->dev->trace)
+        o->fetch_ns = o->start_ns = sn_now_ns();
+    return o;
+}
+
+/* Pushes the out entry, advances ci past nbb blocks, fails on error. */
+static void sn_out_end(struct sn_thread *t, struct sn_qp *qp, struct sn_out *o,
+                       uint32_t nbb, int status, bool local, uint64_t end)
+{
+    if (qp->dev->tm.timed) { /* the trace shows model times */
+        o->start_ns = qp->next_ns;
+        o->fetch_ns = o->opcode == MLX5_OPCODE_WAIT && qp->wait_fetch_ns
+                          ? o->fetch_ns
+                          : o->start_ns;
+        o->done_ns = end;
+        qp->next_ns = end;
+    }
+    o->done = local || status;
+    o->status = (uint8_t)status;
+    qp->psn++;
+    qp->out_tail++;
+    qp->ci += nbb;
+    sn_sq_prefetch(qp);
+    if (status)
+        sn_qp_fail(t, qp, o->psn + 1, true);
+}
+
+/* A blocked WAIT: completes it once its CQ count is met. */
+static int sn_wait_resume(struct sn_thread *t, struct sn_qp *qp)
+{
+    struct sn_cq *cq = sn_cq_lookup(t->eng, qp->wait_cqn);
+    struct sn_out *o;
+    uint64_t end = 0;
+
+    if (!cq || (int32_t)(sn_cq_count(cq) - qp->wait_idx) < 0)
+        return SN_STEP_BLOCKED;
+    sn_wait_unregister(t, qp);
+    qp->block = SN_BLK_NONE;
+    o = sn_out_begin(qp, MLX5_OPCODE_WAIT,
+                     qp->wait_sig ? MLX5_WQE_CTRL_CQ_UPDATE : 0);
+    if (qp->wait_fetch_ns)
+        o->fetch_ns = qp->wait_fetch_ns;
+    if (qp->dev->tm.timed) {
+        qp->next_ns = sn_max64(qp->next_ns, sn_cq_count_ns(cq, qp->wait_idx));
+        end = qp->next_ns + qp->dev->tm.wait_ns;
+    }
+    sn_out_end(t, qp, o, qp->wait_nbb, 0, true, end);
+    qp->wait_fetch_ns = 0;
+    return SN_STEP_DONE;
+}
+
+/* Reads the WQE at ci into w; returns 0 or a completion status. */
+static int sn_fetch(struct sn_qp *qp, struct sn_wqe *w)
+{
+    const struct mlx5_ctrl_seg *c = (const void *)w->b;
+
+    sn_sq_copy(qp, qp->ci, w->b, MLX5_SEND_WQE_DS);
+    w->opcode = mlx5_ctrl_opcode(c);
+    w->ds = mlx5_ctrl_ds(c);
+    w->flags = c->fm_ce_se;
+    w->nbb = (w->ds * 16u + 63) / 64;
+    if (w->ds == 0 || w->nbb > qp->limit - qp->ci) {
+        w->nbb = 1;
+        return RNIC_WC_LOC_QP_OP_ERR;
+    }
+    sn_sq_copy(qp, qp->ci, w->b, w->ds * 16u);
+    return 0;
+}
+
+static bool sn_is_rd(uint8_t opcode)
+{
+    return opcode == MLX5_OPCODE_RDMA_READ || opcode == MLX5_OPCODE_ATOMIC_CS ||
+           opcode == MLX5_OPCODE_ATOMIC_FA;
+}
+
+/* Executes one WQE; SN_STEP_BLOCKED when the QP cannot go on now. */
+static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
+{
+    const struct sn_timing *tm = &qp->dev->tm;
+    struct sn_wqe w;
+    struct sn_out *o;
+    int st;
+
+    if (qp->block == SN_BLK_WAIT)
+        return sn_wait_resume(t, qp);
+    if (qp->ci == qp->limit)
+        return SN_STEP_BLOCKED;
+    if (qp->out_tail - qp->out_head > qp->out_mask) {
+        qp->retire_wake = true; /* retiring kicks us */
+        return SN_STEP_BLOCKED;
+    }
+    if (tm->timed && qp->next_ns > t->now) {
+        t->now = sn_now_ns();
+        if (qp->next_ns > t->now) {
+            sn_timer_qp(t, qp, qp->next_ns);
+            return SN_STEP_BLOCKED;
+        }
+    }
+    if (qp->limit - qp->ci > qp->sq_cnt) { /* the ring was overrun */
+        w.nbb = 1;
+        w.opcode = 0;
+        w.flags = 0;
+        st = RNIC_WC_LOC_QP_OP_ERR;
+    } else {
+        st = sn_fetch(qp, &w);
+    }
+    if (!st && (((w.flags & MLX5_WQE_CTRL_FENCE) && qp->rd_used) ||
+                (sn_is_rd(w.opcode) && sn_rd_slot(qp) < 0))) {
+        qp->retire_wake = true; /* retiring the READs/atomics kicks us */
+        return SN_STEP_BLOCKED;
+    }
+    qp->retire_wake = false;
+    w.start = qp->next_ns;
+    w.end = tm->timed ? w.start + (w.opcode == MLX5_OPCODE_WAIT ? tm->wait_ns
+                                                                : tm->wqe_ns)
+                      : 0;
+    o = sn_out_begin(qp, w.opcode, w.flags);
+    if (st) {
+        sn_out_end(t, qp, o, w.nbb, st, true, w.end);
+        return SN_STEP_DONE;
+    }
+    switch (w.opcode) {
+    case MLX5_OPCODE_NOP:
+        sn_out_end(t, qp, o, w.nbb, 0, true, w.end);
+        return SN_STEP_DONE;
+    case MLX5_OPCODE_RDMA_WRITE:
+    case MLX5_OPCODE_RDMA_WRITE_IMM:
+    case MLX5_OPCODE_SEND:
+    case MLX5_OPCODE_SEND_IMM:
+        st = sn_op_data(t, qp, &w, o);
+        sn_out_end(t, qp, o, w.nbb, st, false, w.end);
+        return SN_STEP_DONE;
+    case MLX5_OPCODE_RDMA_READ:
+    case MLX5_OPCODE_ATOMIC_CS:
+    case MLX5_OPCODE_ATOMIC_FA:
+        st = sn_op_rd(t, qp, &w, o);
+        sn_out_end(t, qp, o, w.nbb, st, false, w.end);
+        return SN_STEP_DONE;
+    case MLX5_OPCODE_SEND_EN:
+    case MLX5_OPCODE_RECV_EN:
+        st = sn_op_enable(t, qp, &w);
+        sn_out_end(t, qp, o, w.nbb, st, true, w.end);
+        return SN_STEP_DONE;
+    case MLX5_OPCODE_WAIT:
+        if (sn_op_wait(t, qp, &w, &st))
+            return SN_STEP_BLOCKED;
+        sn_out_end(t, qp, o, w.nbb, st, true, w.end);
+        return SN_STEP_DONE;
+    default:
+        sn_out_end(t, qp, o, w.nbb, RNIC_WC_LOC_QP_OP_ERR, true, w.end);
+        return SN_STEP_DONE;
+    }
+}
+
+void sn_qp_run(struct sn_thread *t, struct sn_qp *qp)
+{
+    uint32_t st = sn_load(&qp->state);
+    int budget = SN_RUN_BUDGET;
+
+    if (st == RNIC_QPS_RESET)
+        return;
+    sn_qp_retire(t, qp);
+    if (st == RNIC_QPS_ERR) {
+        if (qp->out_head == qp->out_tail)
+            sn_sq_flush(t, qp);
+        return;
+    }
+    while (budget > 0 && sn_sq_step(t, qp) == SN_STEP_DONE) {
+        budget--;
+        sn_qp_retire(t, qp);
+        if (sn_load_rx(&qp->state) != RNIC_QPS_RTS)
+            return;
+    }
+    if (budget == 0)
+        sn_kick(t, qp);
+}
+
+/* ---- pokes and responses ---------------------------------------------- */
+
+/* Takes the doorbell record or the enable limit into account. */
+static void sn_qp_update_limit(struct sn_thread *t, struct sn_qp *qp)
+{
+    const struct sn_timing *tm = &qp->dev->tm;
+    uint64_t ready = 0;
+    uint32_t nl;
+
+    if (qp->flags & RNIC_QP_MANAGED_SEND) {
+        nl = sn_load(&qp->en_req);
+        if (tm->timed)
+            ready = sn_load_rx(&qp->en_ns) + tm->dma_ns;
+    } else {
+        uint32_t db = sn_load(&qp->sh->sq_db);
+
+        nl = qp->limit + (uint16_t)(db - (uint16_t)qp->limit);
+        if (tm->timed)
+            ready = sn_load_rx(&qp->sh->db_ns) + tm->db_ns + tm->dma_ns;
+    }
+    if ((int32_t)(nl - qp->limit) <= 0)
+        return;
+    if (tm->timed && qp->ci == qp->limit && qp->block == SN_BLK_NONE)
+        qp->next_ns = sn_max64(qp->next_ns, ready); /* the queue was idle */
+    qp->limit = nl;
+    sn_sq_prefetch(qp);
+}
+
+void sn_qp_dirty(struct sn_thread *t, struct sn_qp *qp)
+{
+    uint32_t st;
+
+    if (sn_load(&qp->dying)) {
+        sn_qp_detach(t, qp);
+        return;
+    }
+    st = sn_load(&qp->state);
+    if (st == RNIC_QPS_RESET)
+        return;
+    sn_qp_update_limit(t, qp);
+    if (st == RNIC_QPS_ERR)
+        sn_rq_flush(t, qp);
+    else if (qp->stall)
+        sn_resp_unstall(t, qp);
+    sn_kick(t, qp);
+}
+
+/* Writes a READ / atomic response into the local scatter list. */
+static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
+                           const struct sn_rd *rd, const uint8_t *data,
+                           uint64_t len)
+{
+    uint64_t off = 0;
+
+    for (uint32_t i = 0; i < rd->nsge && off < len; i++) {
+        const struct mlx5_data_seg *s = &rd->sge[i];
+        uint64_t n = sn_dseg_len(s->byte_count);
+        uint8_t *dst;
+
+        if (n > len - off)
+            n = len - off;
+        dst = sn_xlate(t->eng, qp->dev, s->lkey, s->addr, n,
+                       RNIC_ACCESS_LOCAL_WRITE);
+        if (!dst)
+            return RNIC_WC_LOC_PROT_ERR;
+        memcpy(dst, data + off, n);
+        sn_mr_stored(t->eng, s->lkey, s->addr, n);
+        off += n;
+    }
+    return 0;
+}
+
+void sn_qp_response(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
+{
+    uint32_t oldest = sn_oldest_psn(qp);
+    uint32_t i = qp->out_head + (p->h.psn - oldest);
+    struct sn_out *o;
+    int st = 0;
+
+    if (i - qp->out_head >= qp->out_tail - qp->out_head)
+        return; /* not outstanding (flushed meanwhile): ignore */
+    o = &qp->out[i & qp->out_mask];
+    if (o->done || o->psn != p->h.psn)
+        return;
+    switch (p->h.type) {
+    case SN_PKT_READ_RESP:
+    case SN_PKT_ATOMIC_RESP:
+        if (o->rd)
+            st = sn_scatter_resp(t, qp, &qp->rd[o->rd - 1], p->data, p->h.len);
+        break;
+    case SN_PKT_NAK:
+        st = p->h.status;
+        break;
+    default:
+        break;
+    }
+    o->done = 1;
+    o->status = (uint8_t)st;
+    if (qp->dev->tm.timed)
+        o->done_ns = sn_max64(p->tm.at, o->done_ns);
+    if (st)
+        sn_qp_fail(t, qp, o->psn + 1, p->h.type != SN_PKT_NAK);
+    sn_kick(t, qp);
+}
+
+void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp)
+{
+    if (sn_load(&qp->detached))
+        return;
+    if (qp->in_run) {
+        sn_list_del(&qp->run);
+        qp->in_run = false;
+    }
+    sn_wait_unregister(t, qp);
+    sn_timer_cancel(t, &qp->tm);
+    while (qp->stall) {
+        struct sn_pkt *p = qp->stall;
+
+        qp->stall = p->next;
+        sn_pkt_free(t, p);
+    }
+    if (sn_load(&qp->state) == RNIC_QPS_RTS && qp->peer_qpn != qp->qpn) {
+        struct sn_pkt *p = sn_pkt_alloc(t, 0);
+
+        if (p) {
+            p->h.type = SN_PKT_ERR;
+            p->h.dst_qpn = qp->peer_qpn;
+            p->h.src_qpn = qp->qpn;
+            sn_send(t, qp->dev, p, sn_now_ns());
+        }
+    }
+    sn_store(&qp->detached, 1);
+}
+
+void sn_qp_peer_failed(struct sn_thread *t, struct sn_qp *qp)
+{
+    sn_qp_fail(t, qp, sn_oldest_psn(qp), false);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/softnic/timing.h - softnic's timing presets.
+ *
+ * `fast` adds no delay. `cx5` delays every step in real time as a
+ * ConnectX-5 on 100 Gb/s InfiniBand would; its parameters are calibrated
+ * once against the RedN paper's Figure 7 (rdn/softnic/timing.c has the
+ * table and the fit) and never tuned to end-to-end results. Any parameter
+ * can be overridden with RDN_SOFTNIC_TIMING="name=value,..." (nanoseconds,
+ * byte_ps in picoseconds per byte) to model another NIC.
+ */
+#ifndef RDN_SOFTNIC_TIMING_H
+#define RDN_SOFTNIC_TIMING_H
+
+#include <stdint.h>
+
+struct sn_timing {
+    char name[16];
+    int timed;        /* 0: fast (all below ignored) */
+    uint32_t db_ns;   /* doorbell write until the NIC starts the fetch */
+    uint32_t dma_ns;  /* one DMA read of host memory by the NIC */
+    uint32_t wqe_ns;  /* processing of one WQE (not WAIT) */
+    uint32_t wait_ns; /* processing of a WAIT once its CQ count is met */
+    uint32_t wire_ns; /* one-way latency NIC to NIC */
+    uint32_t byte_ps; /* serialization per byte (80 ps = 100 Gb/s) */
+    uint32_t hdr_b;   /* header bytes of every packet on the wire */
+    uint32_t cqe_ns;  /* completion inside the NIC until host-visible */
+};
+
+/*
+ * Fills *out with preset name ("fast" or "cx5"), then applies overrides
+ * (a "k=v,k=v" string, may be NULL). Returns 0 or -EINVAL with *why set.
+ */
+int sn_timing_get(const char *name, const char *overrides,
+                  struct sn_timing *out, const char **why);
+
+/* Serialization time of a packet carrying payload bytes. */
+static inline uint64_t sn_timing_ser_ns(const struct sn_timing *tm,
+                                        uint64_t payload)
+{
+    return ((payload + tm->hdr_b) * tm->byte_ps + 999) / 1000;
+}
+
+#endif /* RDN_SOFTNIC_TIMING_H */

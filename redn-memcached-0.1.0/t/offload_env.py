@@ -1,0 +1,192 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""t/offload_env.py - shared helpers of the offloaded-GET end-to-end tests.
+
+Starts a private rdn-nicd (its own socket in a temporary directory, killed
+when the test ends), memcached with --rdn-port on that daemon (through
+t/mctest.py, which kills it too), and t/offload_driver, the RDMA client
+the tests drive over pipes. Python 3 standard library only.
+"""
+import atexit
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import mctest
+
+TOP = mctest.TOP_BUILDDIR
+NICD = os.path.join(TOP, "rdn", "softnic", "rdn-nicd")
+DRIVER = os.path.join(TOP, "t", "offload_driver")
+
+_procs = []
+
+
+def _stop(p):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+@atexit.register
+def _kill_all():
+    for p in reversed(_procs):
+        _stop(p)
+
+
+class Nicd:
+    """A private rdn-nicd; the environment points every NIC user at it."""
+
+    def __init__(self, threads=2):
+        self.dir = tempfile.mkdtemp(prefix="rdn-offload-")
+        self.sock = os.path.join(self.dir, "nicd.sock")
+        self.proc = subprocess.Popen(
+            [NICD, "--socket", self.sock, "--threads", str(threads)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _procs.append(self.proc)
+        atexit.register(shutil.rmtree, self.dir, True)
+        deadline = time.time() + 10
+        while not os.path.exists(self.sock):
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("rdn-nicd did not start")
+            time.sleep(0.02)
+        os.environ["RDN_NICD_SOCKET"] = self.sock
+        os.environ["RDN_NICD_AUTOSTART"] = "0"
+        os.environ["RDN_DEVICE"] = "softnic"
+
+
+def start_server(args=(), tries=5):
+    """memcached --rdn-port on the daemon: (server, rdn_port)."""
+    last = None
+    for _ in range(tries):
+        rdn_port = mctest.free_port()
+        try:
+            srv = mctest.Server(list(args) + ["--rdn-port", str(rdn_port)],
+                                tries=1)
+        except RuntimeError as e:  # a port taken meanwhile: try others
+            last = e
+            continue
+        # The TCP port may accept before the handshake port listens.
+        if _wait_port(rdn_port, srv):
+            return srv, rdn_port
+        srv.stop()
+        last = RuntimeError("handshake port %d never listened" % rdn_port)
+    raise last
+
+
+def forged_resume(port, client_id, token):
+    """Sends a RESUME (proto/rdn_wire.h) on a new handshake connection:
+    the REJECT status it gets (a negative errno), 0 for another answer,
+    None if the server just hangs up."""
+    import struct
+    payload = struct.pack("<QII", token, client_id, 0)
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        s.sendall(struct.pack("<IHHII", 0x314E4452, 2, 7, len(payload), 0) +
+                  payload)
+        hdr = s.recv(16, socket.MSG_WAITALL)
+        if len(hdr) < 16:
+            return None
+        mtype, n = struct.unpack("<4xHHI4x", hdr)[1:]
+        body = s.recv(n, socket.MSG_WAITALL)
+        return struct.unpack("<i", body[:4])[0] if mtype == 3 else 0
+    finally:
+        s.close()
+
+
+def accepts(port):
+    """True if something accepts TCP connections on 127.0.0.1:port."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def _wait_port(port, srv, secs=10):
+    deadline = time.time() + secs
+    while time.time() < deadline and srv.alive():
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.02)
+    return False
+
+
+class Driver:
+    """One RDMA client (offload_driver serve) on pipes."""
+
+    def __init__(self, srv, rdn_port, no_fallback=False):
+        cmd = [DRIVER, "-p", str(rdn_port), "-t", str(srv.port)]
+        if no_fallback:
+            cmd.append("-n")
+        self.proc = subprocess.Popen(cmd + ["serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        _procs.append(self.proc)
+        ready = self.proc.stdout.readline()
+        if ready != b"READY\n":
+            err = self.proc.stderr.read().decode("latin1", "replace")
+            raise RuntimeError("driver did not start: %r %s" % (ready, err))
+
+    def _ask(self, line):
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+        out = self.proc.stdout.readline()
+        if not out:
+            raise EOFError("driver died")
+        return out
+
+    def get(self, *keys):
+        """[(status, src, flags, cas, value or None)] for keys (bytes)."""
+        words = self._ask(b"get " + b" ".join(k.hex().encode()
+                                              for k in keys)).split()
+        out = []
+        for i in range(0, len(words), 5):
+            st, src, flags, cas, val = words[i:i + 5]
+            out.append((int(st), src.decode(), int(flags), int(cas),
+                        None if val == b"-" else bytes.fromhex(val[1:].decode())))
+        return out
+
+    def get1(self, key):
+        return self.get(key)[0]
+
+    def stats(self):
+        w = self._ask(b"stats").split()
+        return {w[i].decode(): int(w[i + 1]) for i in range(0, len(w), 2)}
+
+    def close(self):
+        try:
+            self.proc.stdin.write(b"quit\n")
+            self.proc.stdin.flush()
+            self.proc.wait(10)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        _stop(self.proc)
+
+
+def run_driver(srv, rdn_port, *args, timeout=120):
+    """Runs offload_driver once: (exit status, stdout text)."""
+    p = subprocess.Popen([DRIVER, "-p", str(rdn_port), "-t", str(srv.port)]
+                         + [str(a) for a in args], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _procs.append(p)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    if err:
+        print(err.decode("latin1", "replace").strip())
+    return p.returncode, out.decode()
+
+
+ENOENT = -2
+EAGAIN = -11
