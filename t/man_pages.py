@@ -23,6 +23,7 @@ PROGRAMS = {
     "rdn-nicd.8": ("rdn/softnic/rdn-nicd", "--help"),
     "rdn-cli.1": ("rdn/librdn/rdn-cli", "-h"),
     "rdn-bench.1": ("bench/rdn-bench", "--help"),
+    "rdn-trace.1": ("rdn/softnic/rdn-trace", "--help"),
 }
 OPTION = re.compile(r"(?<![\w$-])(--?[A-Za-z][\w-]*)")
 FUNCTION = re.compile(r"^[a-z].*?\b(rdn_\w+)\(", re.M)
