@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "memcached/assoc.h"
 #include "memcached/crawler.h"
@@ -28,6 +29,7 @@
 #define ITEM_UPDATE_INTERVAL 60   /* seconds between LRU bumps of an item */
 #define LRU_TAIL_SEARCH      5    /* tail items tried per eviction */
 #define ALLOC_EVICT_TRIES    10   /* evictions tried per allocation */
+#define ALLOC_LIMBO_WAIT_MS  500  /* longest wait for limbo chunks */
 #define REALTIME_MAXDELTA    (60 * 60 * 24 * 30)
 #define SIZES_BUCKET         32
 
@@ -483,12 +485,34 @@ static bool lru_pull_tail(unsigned clsid)
 }
 
 /*
+ * Freed chunks wait in limbo until the NIC's readers have moved past them
+ * (slabs_set_horizon()); the horizon moves when the offload's watch thread
+ * runs. On a loaded machine that thread can be descheduled for a while,
+ * and a SET must not fail with "out of memory" while memory is on its way
+ * back: so while the class has limbo chunks, wait for them, up to
+ * ALLOC_LIMBO_WAIT_MS. Returns NULL when none came back in time.
+ */
+static struct item *alloc_from_limbo(size_t ntotal, unsigned clsid)
+{
+    for (int ms = 0; ms < ALLOC_LIMBO_WAIT_MS; ms++) {
+        if (slabs_limbo_count(clsid) == 0)
+            return NULL;
+        usleep(1000);
+        struct item *it = slabs_alloc(ntotal, clsid);
+        if (it != NULL)
+            return it;
+    }
+    return NULL;
+}
+
+/*
  * A new unlinked item for key and nbytes of value, with the key copied and the
  * header set (refcount 1, not sealed: the caller writes the value, then stores
  * it). When the class is full, evicts from its LRU tail up to
- * ALLOC_EVICT_TRIES times. NULL with *why ITEM_TOO_LARGE (no class fits)
- * or ITEM_NO_MEMORY. May be called with an item lock held: eviction only
- * trylocks item locks.
+ * ALLOC_EVICT_TRIES times, then waits (bounded) for the class's chunks in
+ * limbo. NULL with *why ITEM_TOO_LARGE (no class fits) or ITEM_NO_MEMORY.
+ * May be called with an item lock held: eviction only trylocks item locks,
+ * and the wait for limbo takes no item lock.
  */
 struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
                         uint32_t exptime, size_t nbytes, enum item_status *why)
@@ -508,6 +532,8 @@ struct item *item_alloc(const char *key, size_t nkey, uint32_t flags,
             break;
         it = slabs_alloc(ntotal, clsid);
     }
+    if (it == NULL)
+        it = alloc_from_limbo(ntotal, clsid);
     if (it == NULL) {
         pthread_mutex_lock(&lrus[clsid].lock);
         lrus[clsid].outofmemory++;

@@ -392,6 +392,19 @@ void slabs_free(void *ptr, size_t size, unsigned clsid)
     pthread_mutex_unlock(&c->lock);
 }
 
+size_t slabs_limbo_count(unsigned clsid)
+{
+    struct slabclass *c = class_of(clsid);
+    size_t n;
+
+    if (c == NULL)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    n = c->nlimbo;
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
+
 void slabs_count(unsigned clsid, enum slabs_counter which)
 {
     struct slabclass *c = class_of(clsid);

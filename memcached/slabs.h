@@ -164,6 +164,12 @@ void *slabs_alloc(size_t size, unsigned clsid);
  */
 void slabs_free(void *ptr, size_t size, unsigned clsid);
 
+/*
+ * Returns how many chunks of class clsid wait in limbo for the reader
+ * horizon (0 for an invalid clsid). Takes the class lock.
+ */
+size_t slabs_limbo_count(unsigned clsid);
+
 /* Bumps one per-class operation counter (relaxed atomic). */
 void slabs_count(unsigned clsid, enum slabs_counter which);
 
