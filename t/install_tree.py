@@ -6,14 +6,17 @@ client.h's functions under version RDN_0.1, the installed man pages render,
 and a program built against the installed tree alone (t/install_client.c,
 `pkg-config --cflags --libs librdn` with the scratch tree as the sysroot)
 links and reads a key through the NIC of a server started from the build
-tree, on a private rdn-nicd. Python 3 standard library only.
+tree, on a private rdn-nicd; the installed server, starting an rdn-nicd on
+demand, starts an installed one. Python 3 standard library only.
 """
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
@@ -138,6 +141,44 @@ def test_client(t, root, dirs, work):
                       r.stdout.decode()), r.stdout)
 
 
+def test_autostart(t, root, dirs, work):
+    """The installed server, starting rdn-nicd on demand, never starts the
+    build tree's: here the installed one is found on PATH (or the one
+    installed at the configured sbindir, if this host has one)."""
+    sock = os.path.join(work, "autostart.sock")
+    env = dict(os.environ, RDN_NICD_SOCKET=sock, RDN_NICD_AUTOSTART="1",
+               RDN_NICD_IDLE_EXIT="30", RDN_DEVICE="softnic",
+               PATH=os.path.join(root, dirs["sbindir"].lstrip("/")) + ":" +
+               os.environ.get("PATH", "/usr/bin:/bin"))
+    env.pop("RDN_NICD", None)
+    server = os.path.join(root, dirs["bindir"].lstrip("/"), "redn-memcached")
+    srv = subprocess.Popen([server, "-p", str(mctest.free_port()),
+                            "--rdn-port", str(mctest.free_port()), "-m", "8"]
+                           + mctest.root_args(), env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    pid = None
+    try:
+        deadline = time.time() + 20
+        while pid is None and time.time() < deadline and srv.poll() is None:
+            try:
+                with open(sock + ".pid") as f:
+                    pid = int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                time.sleep(0.05)
+        if not t.check("the installed server started an rdn-nicd",
+                       pid is not None, srv.poll()):
+            return
+        exe = os.readlink("/proc/%d/exe" % pid)
+        print("autostarted: %s" % exe)
+        t.check("... not the build tree's",
+                not exe.startswith(os.path.abspath(TOP) + "/"), exe)
+    finally:
+        srv.terminate()
+        srv.communicate(timeout=20)
+        if pid is not None:
+            os.kill(pid, signal.SIGTERM)
+
+
 def main():
     t = mctest.Tally("install_tree")
     work = tempfile.mkdtemp(prefix="rdn-install-")
@@ -150,6 +191,7 @@ def main():
         dirs = dict(ln.split("=", 1) for ln in r.stdout.decode().splitlines())
         t.run(test_files, root, dirs)
         t.run(test_man, root, dirs)
+        t.run(test_autostart, root, dirs, work)
         t.run(test_client, root, dirs, work)
         r = make("uninstall", "DESTDIR=" + root)
         t.eq("make uninstall", r.returncode, 0)
