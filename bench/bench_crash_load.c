@@ -41,13 +41,13 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "bench/bench_kv.h"
+#include "proto/barrier.h"
 
 #define CRASH_BIN_NS       100000000ull /* 100 ms per throughput sample */
 #define CRASH_RETRY_US     1000         /* pause after a failed request */
@@ -69,7 +69,7 @@ struct crash_load {
     size_t nbins;
     /* when each event happened (monotonic ns; 0: not yet); the stdin
      * thread writes them, the load reads them */
-    _Atomic uint64_t mark[MARK_N];
+    uint64_t mark[MARK_N];
     /* the summary, kept by the load thread */
     struct crash_bin all;
     uint64_t outage_ok, outage_nic;
@@ -118,7 +118,7 @@ static void *marks_main(void *arg)
             t = (uint64_t)(when * 1e9);
         for (int i = 0; i < MARK_N; i++)
             if (!strcmp(name, known[i]))
-                atomic_store(&l->mark[i], t);
+                store_seq_cst(&l->mark[i], t);
         printf("mark %s %.4f\n", name, (double)(t - l->t0) / 1e9);
         fflush(stdout);
     }
@@ -143,9 +143,9 @@ static void crash_count(struct crash_load *l, int rc, bool nic, uint64_t t)
 {
     size_t i = (size_t)((t - l->t0) / CRASH_BIN_NS);
     struct crash_bin *b = &l->bin[i < l->nbins ? i : l->nbins - 1];
-    uint64_t kill = atomic_load(&l->mark[MARK_KILL]);
-    uint64_t restart = atomic_load(&l->mark[MARK_RESTART]);
-    uint64_t up = atomic_load(&l->mark[MARK_UP]);
+    uint64_t kill = load_seq_cst(&l->mark[MARK_KILL]);
+    uint64_t restart = load_seq_cst(&l->mark[MARK_RESTART]);
+    uint64_t up = load_seq_cst(&l->mark[MARK_UP]);
 
     if (rc != 0) {
         uint64_t *n = rc == -ENOENT    ? &b->miss
@@ -207,7 +207,7 @@ static void crash_run(struct crash_load *l, struct bench_ctx *c, void *h,
 
 static void crash_print(struct crash_load *l, uint64_t end)
 {
-    uint64_t kill = atomic_load(&l->mark[MARK_KILL]);
+    uint64_t kill = load_seq_cst(&l->mark[MARK_KILL]);
 
     for (size_t i = 0; i < l->nbins; i++) {
         const struct crash_bin *b = &l->bin[i];

@@ -5,12 +5,13 @@
  * of 64 B .. 64 KB.
  *
  * redn: a client GETs a key from a table built in NIC memory
- *       (t/support/offload_table.h), answered by the server pipeline of
- *       rdn/offload/pipeline.h: SEND, two workers READ both buckets and CAS
- *       every slot, the response WRITEs the item, the WRITE_IMM ends it.
- *       The client judges every answer as librdn does; a value that is
- *       not the stored one counts as an error. Re-arming (the server's CPU
- *       work) runs between GETs, outside the timed part.
+ *       (t/support/offload_table.h), answered by the recycled server
+ *       pipeline of rdn/offload/pipeline.h: SEND, one worker queue READs
+ *       both buckets and CASes every slot, the response queue WRITEs the
+ *       item, the WRITE_IMM ends it. The client judges every answer as
+ *       librdn does; a value that is not the stored one counts as an
+ *       error. The server's CPU does nothing at all once the pipeline
+ *       is started.
  * ideal: the client READs the same number of bytes from server memory.
  *
  * Latency: one operation at a time, --iters samples. Throughput: --par

@@ -10,13 +10,13 @@
 #include <libmemcached/memcached.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "bench/bench_kv.h"
+#include "proto/barrier.h"
 
 #define WRITER_KEYS    64 /* keys each writer cycles through */
 #define WRITER_VALUE   64 /* bytes per writer SET (the paper's SETs) */
@@ -27,8 +27,8 @@ struct kv_run {
     const struct kv_sys *sys;
     struct kv_data d;
     pthread_barrier_t ready; /* measuring clients connected */
-    _Atomic bool stop_writers;
-    _Atomic unsigned rt_denied;
+    bool stop_writers;
+    unsigned rt_denied;
 };
 
 struct kv_client {
@@ -175,7 +175,7 @@ static void *writer_main(void *arg)
 
     pin(r->c->o.writer_cpu);
     memset(val, 'w', sizeof(val));
-    for (uint64_t n = 0; mc && !atomic_load(&r->stop_writers); n++) {
+    for (uint64_t n = 0; mc && !load_seq_cst(&r->stop_writers); n++) {
         size_t nkey = (size_t)snprintf(key, sizeof(key), "wr:%u:%u", w->id,
                                        (unsigned)(n % WRITER_KEYS));
 
@@ -193,7 +193,7 @@ static void go_realtime(struct kv_run *r)
     struct sched_param sp = {.sched_priority = 1};
 
     if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
-        atomic_fetch_add(&r->rt_denied, 1);
+        fetch_add_seq_cst(&r->rt_denied, 1);
 }
 
 /* One GET of measured key m, checked; true when it is right. */
@@ -314,10 +314,10 @@ int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys)
         }
         for (unsigned i = 0; i < ncl; i++)
             pthread_join(cl[i].thread, NULL);
-        atomic_store(&r.stop_writers, true);
+        store_seq_cst(&r.stop_writers, true);
         for (unsigned i = 0; i < nwr; i++)
             pthread_join(wr[i].thread, NULL);
-        if (atomic_load(&r.rt_denied))
+        if (load_seq_cst(&r.rt_denied))
             fprintf(stderr, "rdn-bench: SCHED_FIFO not permitted; measuring "
                             "threads run at normal priority\n");
         pthread_barrier_destroy(&r.ready);

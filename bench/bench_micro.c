@@ -12,6 +12,7 @@
 
 #include "bench/bench.h"
 #include "bench/bench_micro.h"
+#include "proto/barrier.h"
 
 #define BUF_BYTES (64 * 1024 + 4096)
 
@@ -79,7 +80,7 @@ uint64_t bm_wait_u64(const void *p, uint64_t v)
 {
     uint64_t deadline = bench_now_ns() + 30ull * 1000000000ull;
 
-    while (__atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE) < v)
+    while (load_acquire((const uint64_t *)p) < v)
         if (bench_now_ns() > deadline)
             return 0;
     return bench_now_ns();

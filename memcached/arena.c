@@ -10,12 +10,12 @@
  * all-zero item for the NIC (arena_zero_tail()).
  */
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "memcached/arena.h"
+#include "proto/barrier.h"
 
 #define ARENA_ALIGN 64
 
@@ -40,7 +40,7 @@ static struct {
     size_t size;   /* usable bytes */
     size_t mapped; /* size + guard tail */
     struct arena_hooks hooks;
-    _Atomic size_t next; /* offset of the first byte not handed out */
+    size_t next; /* offset of the first byte not handed out */
 } arena;
 
 static size_t page_round(size_t n)
@@ -71,7 +71,7 @@ int arena_init(size_t bytes, const struct arena_hooks *hooks)
     arena.size = size;
     arena.mapped = mapped;
     arena.hooks = *hooks;
-    atomic_store(&arena.next, 0);
+    store_seq_cst(&arena.next, 0);
     return 0;
 }
 
@@ -92,14 +92,14 @@ size_t arena_size(void)
 
 size_t arena_used(void)
 {
-    return atomic_load_explicit(&arena.next, memory_order_relaxed);
+    return load_relaxed(&arena.next);
 }
 
 int arena_set_used(size_t used)
 {
     if (arena.base == NULL || used > arena.size || used % ARENA_ALIGN)
         return -EINVAL;
-    atomic_store(&arena.next, used);
+    store_seq_cst(&arena.next, used);
     return 0;
 }
 
@@ -114,14 +114,12 @@ void *arena_page_alloc(size_t len)
         return NULL;
     len = (len + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 
-    size_t off = atomic_load_explicit(&arena.next, memory_order_relaxed);
+    size_t off = load_relaxed(&arena.next);
 
     do {
         if (len > arena.size - off)
             return NULL;
-    } while (!atomic_compare_exchange_weak_explicit(
-        &arena.next, &off, off + len, memory_order_relaxed,
-        memory_order_relaxed));
+    } while (!cas_relaxed(&arena.next, &off, off + len));
     return arena.base + off;
 }
 
@@ -146,5 +144,5 @@ void arena_destroy(void)
     arena.base = NULL;
     arena.size = 0;
     arena.mapped = 0;
-    atomic_store(&arena.next, 0);
+    store_seq_cst(&arena.next, 0);
 }

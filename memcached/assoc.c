@@ -8,11 +8,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memcached/assoc_int.h"
+#include "proto/barrier.h"
+#include "proto/byteorder.h"
 
 #define VER_STRIPES   8192 /* version counters, a power of two */
 #define BFS_MAX_NODES 1024 /* buckets one displacement search visits */
@@ -28,7 +29,7 @@ struct assoc_state assoc = {
     .migrated = PTHREAD_COND_INITIALIZER,
 };
 
-static _Atomic uint64_t ver[VER_STRIPES];
+static uint64_t ver[VER_STRIPES];
 
 /* The tombstone when there is no arena (tests of the index alone). */
 static const struct {
@@ -40,13 +41,13 @@ static const struct {
 
 static inline void store_word(uint64_t *w, uint64_t v)
 {
-    __atomic_store_n(w, v, __ATOMIC_RELEASE);
+    store_release(w, v);
 }
 
 /* The descriptor's first word: be32 byte count, then be32 lkey. */
 static inline uint64_t desc_count_word(uint32_t byte_count, uint32_t lkey)
 {
-    struct mlx5_data_seg d = {htobe32(byte_count), htobe32(lkey), 0};
+    struct mlx5_data_seg d = {cpu_to_be32(byte_count), cpu_to_be32(lkey), 0};
     uint64_t w;
 
     memcpy(&w, &d, sizeof(w));
@@ -60,34 +61,32 @@ static inline uint64_t item_len(const struct rdn_item *it)
 
 /* ---- optimistic versions ---------------------------------------------- */
 
-static inline _Atomic uint64_t *stripe_of(uint64_t bucket)
+static inline uint64_t *stripe_of(uint64_t bucket)
 {
     return &ver[bucket & (VER_STRIPES - 1)];
 }
 
 /* Writer side (wlock held): odd while the bucket is being written. */
-static inline void write_begin(_Atomic uint64_t *v)
+static inline void write_begin(uint64_t *v)
 {
-    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
+    store_relaxed(v, load_relaxed(v) + 1);
+    fence_release();
 }
 
-static inline void write_end(_Atomic uint64_t *v)
+static inline void write_end(uint64_t *v)
 {
-    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1,
-                          memory_order_release);
+    store_release(v, load_relaxed(v) + 1);
 }
 
 /* Writes a whole slot in the order assoc.h documents. wlock held. */
 static void slot_publish(const struct slot_ref *r, uint64_t match,
-                         uint64_t count_word, uint64_t addr)
+                         uint64_t count_word, be64 addr)
 {
     uint64_t *w = slot_words(r);
-    _Atomic uint64_t *v = stripe_of(r->bucket);
+    uint64_t *v = stripe_of(r->bucket);
 
     write_begin(v);
-    store_word(&w[2], addr);
+    store_release_be64(slot_addr_word(r), addr);
     store_word(&w[1], count_word);
     store_word(&w[0], match);
     write_end(v);
@@ -103,7 +102,7 @@ static void slot_publish(const struct slot_ref *r, uint64_t match,
  */
 void assoc_slot_clear(const struct slot_ref *r)
 {
-    _Atomic uint64_t *v = stripe_of(r->bucket);
+    uint64_t *v = stripe_of(r->bucket);
 
     write_begin(v);
     store_word(&slot_words(r)[0], assoc.empty_match);
@@ -113,15 +112,14 @@ void assoc_slot_clear(const struct slot_ref *r)
 
 void assoc_table_init_slots(struct table *t)
 {
-    uint64_t count =
-        desc_count_word((uint32_t)rdn_item_total_len(0, 0),
-                        __atomic_load_n(&assoc.lkey, __ATOMIC_RELAXED));
-    uint64_t addr = htobe64(assoc.tomb_addr);
+    uint64_t count = desc_count_word((uint32_t)rdn_item_total_len(0, 0),
+                                     load_relaxed(&assoc.lkey));
+    be64 addr = cpu_to_be64(assoc.tomb_addr);
 
     for (uint64_t i = 0; i < (t->mask + 1) * RDN_BUCKET_SLOTS; i++) {
         t->words[i * SLOT_WORDS] = assoc.empty_match;
         t->words[i * SLOT_WORDS + 1] = count;
-        t->words[i * SLOT_WORDS + 2] = addr;
+        *(be64 *)&t->words[i * SLOT_WORDS + 2] = addr;
     }
 }
 
@@ -136,7 +134,7 @@ static void slot_fill(const struct slot_ref *r, uint64_t fp,
 {
     slot_publish(r, rdn_slot_match(fp),
                  desc_count_word((uint32_t)item_len(it), assoc.lkey),
-                 htobe64((uint64_t)(uintptr_t)it));
+                 cpu_to_be64((uint64_t)(uintptr_t)it));
     r->t->used++;
 }
 
@@ -146,7 +144,7 @@ static uint64_t match_fp(uint64_t match)
     struct mlx5_ctrl_seg c;
 
     memcpy(&c, &match, sizeof(match));
-    return (uint64_t)(be32toh(c.opmod_idx_opcode) >> 24) << 40 |
+    return (uint64_t)(be32_to_cpu(c.opmod_idx_opcode) >> 24) << 40 |
            (uint64_t)mlx5_ctrl_wqe_index(&c) << 24 | mlx5_ctrl_qpn(&c);
 }
 
@@ -176,25 +174,22 @@ static void probe_add(struct probe *p, struct table *t,
 static bool probe_begin(struct probe *p)
 {
     for (unsigned i = 0; i < p->n; i++) {
-        p->v[i] =
-            atomic_load_explicit(stripe_of(p->bucket[i]), memory_order_acquire);
+        p->v[i] = load_acquire(stripe_of(p->bucket[i]));
         if (p->v[i] & 1)
             return false;
     }
-    p->stash_v = atomic_load_explicit(&assoc.stash_ver, memory_order_acquire);
+    p->stash_v = load_acquire(&assoc.stash_ver);
     return !(p->stash_v & 1);
 }
 
 /* True if no writer touched the probed buckets since probe_begin(). */
 static bool probe_unchanged(const struct probe *p)
 {
-    atomic_thread_fence(memory_order_acquire);
+    fence_acquire();
     for (unsigned i = 0; i < p->n; i++)
-        if (atomic_load_explicit(stripe_of(p->bucket[i]),
-                                 memory_order_relaxed) != p->v[i])
+        if (load_relaxed(stripe_of(p->bucket[i])) != p->v[i])
             return false;
-    return atomic_load_explicit(&assoc.stash_ver, memory_order_relaxed) ==
-           p->stash_v;
+    return load_relaxed(&assoc.stash_ver) == p->stash_v;
 }
 
 /*
@@ -204,8 +199,7 @@ static bool probe_unchanged(const struct probe *p)
  */
 static bool key_equals(const struct rdn_item *it, const char *key, size_t nkey)
 {
-    return __atomic_load_n(&it->nkey, __ATOMIC_RELAXED) == nkey &&
-           memcmp(it + 1, key, nkey) == 0;
+    return load_relaxed(&it->nkey) == nkey && memcmp(it + 1, key, nkey) == 0;
 }
 
 static struct rdn_item *bucket_find(struct table *t, uint64_t bucket,
@@ -229,13 +223,13 @@ static struct rdn_item *bucket_find(struct table *t, uint64_t bucket,
 
 static struct rdn_item *stash_find(uint64_t fp, const char *key, size_t nkey)
 {
-    if (atomic_load(&assoc.stash_count) == 0)
+    if (load_seq_cst(&assoc.stash_count) == 0)
         return NULL;
     for (unsigned i = 0; i < ASSOC_STASH_SLOTS; i++) {
         struct stash_entry *e = &assoc.stash[i];
-        uint64_t item = __atomic_load_n(&e->item, __ATOMIC_ACQUIRE);
+        uint64_t item = load_acquire(&e->item);
 
-        if (item != 0 && __atomic_load_n(&e->fp, __ATOMIC_RELAXED) == fp &&
+        if (item != 0 && load_relaxed(&e->fp) == fp &&
             key_equals((struct rdn_item *)(uintptr_t)item, key, nkey))
             return (struct rdn_item *)(uintptr_t)item;
     }
@@ -259,9 +253,9 @@ struct rdn_item *assoc_find(const char *key, size_t nkey,
     unsigned phase = reader_enter();
 
     for (;;) {
-        uint64_t gen = atomic_load(&assoc.generation);
-        struct table *t = atomic_load(&assoc.cur);
-        struct table *o = atomic_load(&assoc.old);
+        uint64_t gen = load_seq_cst(&assoc.generation);
+        struct table *t = load_seq_cst(&assoc.cur);
+        struct table *o = load_seq_cst(&assoc.old);
         struct probe p = {0};
 
         if (t == NULL) { /* not initialised */
@@ -279,7 +273,7 @@ struct rdn_item *assoc_find(const char *key, size_t nkey,
             found = bucket_find(p.t[i], p.bucket[i], match, key, nkey);
         if (found == NULL)
             found = stash_find(kh->fp, key, nkey);
-        if (probe_unchanged(&p) && atomic_load(&assoc.generation) == gen)
+        if (probe_unchanged(&p) && load_seq_cst(&assoc.generation) == gen)
             break;
     }
     reader_exit(phase);
@@ -304,7 +298,8 @@ static void slot_move(const struct slot_ref *src, const struct slot_ref *dst)
 {
     const uint64_t *w = slot_words(src);
 
-    slot_publish(dst, load_word(&w[0]), load_word(&w[1]), load_word(&w[2]));
+    slot_publish(dst, load_word(&w[0]), load_word(&w[1]),
+                 load_acquire_be64(slot_addr_word(src)));
     dst->t->used++;
     assoc_slot_clear(src);
     assoc.displacements++;
@@ -426,10 +421,10 @@ bool assoc_stash_add(uint64_t fp, const struct rdn_item *it)
         if (e->item != 0)
             continue;
         write_begin(&assoc.stash_ver);
-        __atomic_store_n(&e->fp, fp, __ATOMIC_RELAXED);
-        __atomic_store_n(&e->item, (uint64_t)(uintptr_t)it, __ATOMIC_RELEASE);
+        store_relaxed(&e->fp, fp);
+        store_release(&e->item, (uint64_t)(uintptr_t)it);
         write_end(&assoc.stash_ver);
-        atomic_fetch_add(&assoc.stash_count, 1);
+        fetch_add_seq_cst(&assoc.stash_count, 1);
         return true;
     }
     return false;
@@ -438,10 +433,10 @@ bool assoc_stash_add(uint64_t fp, const struct rdn_item *it)
 static void stash_set(struct stash_entry *e, const struct rdn_item *it)
 {
     write_begin(&assoc.stash_ver);
-    __atomic_store_n(&e->item, (uint64_t)(uintptr_t)it, __ATOMIC_RELEASE);
+    store_release(&e->item, (uint64_t)(uintptr_t)it);
     write_end(&assoc.stash_ver);
     if (it == NULL)
-        atomic_fetch_sub(&assoc.stash_count, 1);
+        fetch_sub_seq_cst(&assoc.stash_count, 1);
 }
 
 static struct stash_entry *stash_entry_of(const struct rdn_item *it)
@@ -454,7 +449,7 @@ static struct stash_entry *stash_entry_of(const struct rdn_item *it)
 
 void assoc_stash_drain(void)
 {
-    struct table *t = atomic_load(&assoc.cur);
+    struct table *t = load_seq_cst(&assoc.cur);
 
     for (unsigned i = 0; i < ASSOC_STASH_SLOTS; i++) {
         struct stash_entry *e = &assoc.stash[i];
@@ -483,7 +478,7 @@ static int insert_locked(struct rdn_item *it, const struct rdn_keyhash *kh)
 {
     assoc_grow_assist();
     for (int attempt = 0;; attempt++) {
-        struct table *t = atomic_load(&assoc.cur);
+        struct table *t = load_seq_cst(&assoc.cur);
         int rc = 0;
 
         if (assoc_place(t, kh, it))
@@ -504,10 +499,10 @@ int assoc_insert(struct rdn_item *it, const struct rdn_keyhash *kh)
     if (it == NULL || kh == NULL)
         return -EINVAL;
     pthread_mutex_lock(&assoc.wlock);
-    if (atomic_load(&assoc.cur) == NULL) {
+    if (load_seq_cst(&assoc.cur) == NULL) {
         rc = -EINVAL;
     } else if ((rc = insert_locked(it, kh)) == 0) {
-        atomic_fetch_add(&assoc.count, 1);
+        fetch_add_seq_cst(&assoc.count, 1);
         assoc_check_load();
     }
     pthread_mutex_unlock(&assoc.wlock);
@@ -518,8 +513,8 @@ int assoc_insert(struct rdn_item *it, const struct rdn_keyhash *kh)
 static bool slot_of(const struct rdn_item *it, const struct rdn_keyhash *kh,
                     struct slot_ref *out)
 {
-    struct table *tables[2] = {atomic_load(&assoc.old),
-                               atomic_load(&assoc.cur)};
+    struct table *tables[2] = {load_seq_cst(&assoc.old),
+                               load_seq_cst(&assoc.cur)};
 
     for (int k = 0; k < 2; k++) {
         struct table *t = tables[k];
@@ -548,14 +543,14 @@ int assoc_delete(struct rdn_item *it, const struct rdn_keyhash *kh)
     if (it == NULL || kh == NULL)
         return -EINVAL;
     pthread_mutex_lock(&assoc.wlock);
-    if (atomic_load(&assoc.cur) != NULL && slot_of(it, kh, &r))
+    if (load_seq_cst(&assoc.cur) != NULL && slot_of(it, kh, &r))
         assoc_slot_clear(&r);
-    else if (atomic_load(&assoc.cur) != NULL && (e = stash_entry_of(it)))
+    else if (load_seq_cst(&assoc.cur) != NULL && (e = stash_entry_of(it)))
         stash_set(e, NULL);
     else
         rc = -ENOENT;
     if (rc == 0)
-        atomic_fetch_sub(&assoc.count, 1);
+        fetch_sub_seq_cst(&assoc.count, 1);
     pthread_mutex_unlock(&assoc.wlock);
     return rc;
 }
@@ -570,11 +565,11 @@ int assoc_replace(struct rdn_item *old_it, struct rdn_item *new_it,
     if (old_it == NULL || new_it == NULL || kh == NULL)
         return -EINVAL;
     pthread_mutex_lock(&assoc.wlock);
-    if (atomic_load(&assoc.cur) != NULL && slot_of(old_it, kh, &r))
+    if (load_seq_cst(&assoc.cur) != NULL && slot_of(old_it, kh, &r))
         slot_publish(&r, rdn_slot_match(kh->fp),
                      desc_count_word((uint32_t)item_len(new_it), assoc.lkey),
-                     htobe64((uint64_t)(uintptr_t)new_it));
-    else if (atomic_load(&assoc.cur) != NULL && (e = stash_entry_of(old_it)))
+                     cpu_to_be64((uint64_t)(uintptr_t)new_it));
+    else if (load_seq_cst(&assoc.cur) != NULL && (e = stash_entry_of(old_it)))
         stash_set(e, new_it);
     else
         rc = -ENOENT;
@@ -594,13 +589,14 @@ static void relabel_lkey(struct table *t)
     for (uint64_t b = 0; b <= t->mask; b++)
         for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
             struct slot_ref r = {t, b, i};
-            _Atomic uint64_t *v = stripe_of(b);
+            uint64_t *v = stripe_of(b);
             uint64_t *w = &slot_words(&r)[1];
             struct mlx5_data_seg d;
 
             memcpy(&d, w, sizeof(*w)); /* wlock: no other writer */
             write_begin(v);
-            store_word(w, desc_count_word(be32toh(d.byte_count), assoc.lkey));
+            store_word(w,
+                       desc_count_word(be32_to_cpu(d.byte_count), assoc.lkey));
             write_end(v);
         }
 }
@@ -608,9 +604,9 @@ static void relabel_lkey(struct table *t)
 void assoc_set_lkey(uint32_t lkey)
 {
     pthread_mutex_lock(&assoc.wlock);
-    __atomic_store_n(&assoc.lkey, lkey, __ATOMIC_RELAXED);
-    relabel_lkey(atomic_load(&assoc.old));
-    relabel_lkey(atomic_load(&assoc.cur));
+    store_relaxed(&assoc.lkey, lkey);
+    relabel_lkey(load_seq_cst(&assoc.old));
+    relabel_lkey(load_seq_cst(&assoc.cur));
     pthread_mutex_unlock(&assoc.wlock);
 }
 
@@ -649,18 +645,18 @@ static int start_end(struct table *cur, struct table *old, uint64_t generation)
 {
     int rc;
 
-    atomic_store(&assoc.cur, cur);
-    atomic_store(&assoc.old, old);
-    atomic_store(&assoc.generation, generation);
-    atomic_store(&assoc.count, cur->used + (old ? old->used : 0));
+    store_seq_cst(&assoc.cur, cur);
+    store_seq_cst(&assoc.old, old);
+    store_seq_cst(&assoc.generation, generation);
+    store_seq_cst(&assoc.count, cur->used + (old ? old->used : 0));
     assoc.migrate_next = 0;
     assoc.stop = false;
     rc = -pthread_create(&assoc.thread, NULL, assoc_migration_thread, NULL);
     if (rc < 0) {
-        atomic_store(&assoc.cur, NULL);
-        atomic_store(&assoc.old, NULL);
-        atomic_store(&assoc.count, 0);
-        atomic_store(&assoc.generation, 0);
+        store_seq_cst(&assoc.cur, NULL);
+        store_seq_cst(&assoc.old, NULL);
+        store_seq_cst(&assoc.count, 0);
+        store_seq_cst(&assoc.generation, 0);
         assoc_table_free(cur);
         if (old)
             assoc_table_free(old);
@@ -744,28 +740,28 @@ void assoc_stop(void)
     pthread_join(assoc.thread, NULL);
 
     /* Alone now: no lookups may run during or after assoc_stop(). */
-    if ((t = atomic_load(&assoc.old)) != NULL)
+    if ((t = load_seq_cst(&assoc.old)) != NULL)
         assoc_retire(t);
-    assoc_retire(atomic_load(&assoc.cur));
-    atomic_store(&assoc.cur, NULL);
-    atomic_store(&assoc.old, NULL);
+    assoc_retire(load_seq_cst(&assoc.cur));
+    store_seq_cst(&assoc.cur, NULL);
+    store_seq_cst(&assoc.old, NULL);
     pthread_mutex_lock(&assoc.wlock);
     assoc_free_retired();
     memset(assoc.stash, 0, sizeof(assoc.stash));
-    atomic_store(&assoc.stash_count, 0);
-    atomic_store(&assoc.count, 0);
-    atomic_store(&assoc.generation, 0);
+    store_seq_cst(&assoc.stash_count, 0);
+    store_seq_cst(&assoc.count, 0);
+    store_seq_cst(&assoc.generation, 0);
     assoc.expansions = assoc.displacements = 0;
     assoc.expand_wanted = false;
-    __atomic_store_n(&assoc.lkey, 0, __ATOMIC_RELAXED);
+    store_relaxed(&assoc.lkey, 0);
     assoc.running = false;
     pthread_mutex_unlock(&assoc.wlock);
 }
 
 void assoc_get_info_locked(struct assoc_info *info)
 {
-    struct table *t = atomic_load(&assoc.cur);
-    struct table *o = atomic_load(&assoc.old);
+    struct table *t = load_seq_cst(&assoc.cur);
+    struct table *o = load_seq_cst(&assoc.old);
 
     memset(info, 0, sizeof(*info));
     if (t == NULL)
@@ -773,7 +769,7 @@ void assoc_get_info_locked(struct assoc_info *info)
     info->buckets = t->words;
     info->nbuckets = t->mask + 1;
     info->hashpower = t->hashpower;
-    info->generation = atomic_load(&assoc.generation);
+    info->generation = load_seq_cst(&assoc.generation);
     info->expanding = o != NULL;
     if (o != NULL) {
         info->old_buckets = o->words;
@@ -810,7 +806,7 @@ void assoc_report_geometry(void)
 
 uint64_t assoc_count(void)
 {
-    return atomic_load(&assoc.count);
+    return load_seq_cst(&assoc.count);
 }
 
 void assoc_stats(stat_sink_fn sink, void *ctx)
@@ -837,5 +833,5 @@ void assoc_stats(stat_sink_fn sink, void *ctx)
     stat_sinkf(sink, ctx, "assoc_displacements", "%llu",
                (unsigned long long)displacements);
     stat_sinkf(sink, ctx, "assoc_stash_items", "%llu",
-               (unsigned long long)atomic_load(&assoc.stash_count));
+               (unsigned long long)load_seq_cst(&assoc.stash_count));
 }

@@ -8,18 +8,18 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "memcached/assoc_int.h"
+#include "proto/barrier.h"
 
 #define MIGRATE_BATCH  128 /* old buckets moved per writer-lock hold */
 #define MIGRATE_ASSIST 2   /* old buckets each insert migrates first */
 
 struct reader_stripe assoc_readers[READER_STRIPES];
-_Atomic unsigned assoc_reader_phase;
-_Atomic unsigned assoc_reader_next_stripe;
+unsigned assoc_reader_phase;
+unsigned assoc_reader_next_stripe;
 __thread int assoc_reader_stripe_of_thread = -1;
 
 /* ---- readers: grace periods ------------------------------------------ */
@@ -33,7 +33,7 @@ static void drain_phase(unsigned phase)
     struct timespec nap = {0, 100 * 1000};
 
     for (int i = 0; i < READER_STRIPES; i++)
-        while (atomic_load(&assoc_readers[i].count[phase]) != 0)
+        while (load_seq_cst(&assoc_readers[i].count[phase]) != 0)
             nanosleep(&nap, NULL);
 }
 
@@ -49,7 +49,7 @@ static void drain_phase(unsigned phase)
 static void wait_for_readers(void)
 {
     for (int flip = 0; flip < 2; flip++)
-        drain_phase(atomic_fetch_xor(&assoc_reader_phase, 1) & 1);
+        drain_phase(fetch_xor_seq_cst(&assoc_reader_phase, 1) & 1);
 }
 
 /* ---- tables ---------------------------------------------------------- */
@@ -117,9 +117,9 @@ static void report_switch(void)
 /* Makes n the table inserts go to; the current one starts migrating. */
 static void switch_to(struct table *n)
 {
-    atomic_store(&assoc.old, atomic_load(&assoc.cur));
-    atomic_store(&assoc.cur, n);
-    atomic_fetch_add(&assoc.generation, 1);
+    store_seq_cst(&assoc.old, load_seq_cst(&assoc.cur));
+    store_seq_cst(&assoc.cur, n);
+    fetch_add_seq_cst(&assoc.generation, 1);
     assoc.migrate_next = 0;
     assoc.expansions++;
     report_switch();
@@ -128,10 +128,10 @@ static void switch_to(struct table *n)
 
 static void end_expansion(void)
 {
-    struct table *o = atomic_load(&assoc.old);
+    struct table *o = load_seq_cst(&assoc.old);
 
-    atomic_store(&assoc.old, NULL);
-    atomic_fetch_add(&assoc.generation, 1);
+    store_seq_cst(&assoc.old, NULL);
+    fetch_add_seq_cst(&assoc.generation, 1);
     assoc_retire(o);
     assoc_stash_drain();
     report_switch();
@@ -146,7 +146,7 @@ static void end_expansion(void)
  */
 static bool migrate_bucket(struct table *o, uint64_t b)
 {
-    struct table *t = atomic_load(&assoc.cur);
+    struct table *t = load_seq_cst(&assoc.cur);
 
     for (unsigned i = 0; i < RDN_BUCKET_SLOTS; i++) {
         struct slot_ref r = {o, b, i};
@@ -167,7 +167,7 @@ static bool migrate_bucket(struct table *o, uint64_t b)
 /* Migrates up to max old buckets; -ENOSPC if stuck (see above). */
 static int migrate_some(uint64_t max)
 {
-    struct table *o = atomic_load(&assoc.old);
+    struct table *o = load_seq_cst(&assoc.old);
 
     for (; o != NULL && max > 0; max--) {
         if (!migrate_bucket(o, assoc.migrate_next))
@@ -188,7 +188,7 @@ static int migrate_some(uint64_t max)
  */
 void assoc_grow_assist(void)
 {
-    if (atomic_load(&assoc.old) != NULL)
+    if (load_seq_cst(&assoc.old) != NULL)
         migrate_some(MIGRATE_ASSIST); /* stuck: the thread retries later */
 }
 
@@ -196,9 +196,9 @@ int assoc_grow_now(void)
 {
     struct table *t, *n;
 
-    if (atomic_load(&assoc.old) != NULL && migrate_some(UINT64_MAX) < 0)
+    if (load_seq_cst(&assoc.old) != NULL && migrate_some(UINT64_MAX) < 0)
         return -ENOSPC;
-    t = atomic_load(&assoc.cur);
+    t = load_seq_cst(&assoc.cur);
     if (t->hashpower >= ASSOC_MAX_HASHPOWER)
         return -ENOSPC;
     n = assoc_table_new(t->hashpower + 1);
@@ -211,7 +211,7 @@ int assoc_grow_now(void)
 /* Whether the table inserts go to is loaded enough to grow. wlock held. */
 static bool growth_due(const struct table *t)
 {
-    return atomic_load(&assoc.count) * 100 >=
+    return load_seq_cst(&assoc.count) * 100 >=
            table_slots(t) * ASSOC_EXPAND_PERCENT;
 }
 
@@ -224,9 +224,9 @@ static bool growth_due(const struct table *t)
  */
 static void grow_in_background(void)
 {
-    struct table *t = atomic_load(&assoc.cur), *n;
+    struct table *t = load_seq_cst(&assoc.cur), *n;
 
-    if (atomic_load(&assoc.old) != NULL ||
+    if (load_seq_cst(&assoc.old) != NULL ||
         t->hashpower >= ASSOC_MAX_HASHPOWER || !growth_due(t))
         return;
     pthread_mutex_unlock(&assoc.wlock);
@@ -234,7 +234,7 @@ static void grow_in_background(void)
     pthread_mutex_lock(&assoc.wlock);
     if (n == NULL)
         return; /* an insert that finds no room grows synchronously */
-    if (atomic_load(&assoc.cur) != t || atomic_load(&assoc.old) != NULL)
+    if (load_seq_cst(&assoc.cur) != t || load_seq_cst(&assoc.old) != NULL)
         assoc_table_free(n); /* never published: no reader can have it */
     else
         switch_to(n);
@@ -242,9 +242,9 @@ static void grow_in_background(void)
 
 void assoc_check_load(void)
 {
-    struct table *t = atomic_load(&assoc.cur);
+    struct table *t = load_seq_cst(&assoc.cur);
 
-    if (atomic_load(&assoc.old) == NULL && !assoc.expand_wanted &&
+    if (load_seq_cst(&assoc.old) == NULL && !assoc.expand_wanted &&
         growth_due(t)) {
         assoc.expand_wanted = true;
         pthread_cond_signal(&assoc.wake);
@@ -265,7 +265,7 @@ void *assoc_migration_thread(void *arg)
     while (!assoc.stop) {
         if (assoc.retired != NULL) {
             assoc_free_retired();
-        } else if (atomic_load(&assoc.old) != NULL) {
+        } else if (load_seq_cst(&assoc.old) != NULL) {
             int rc = migrate_some(MIGRATE_BATCH);
 
             pthread_mutex_unlock(&assoc.wlock);
@@ -292,14 +292,14 @@ int assoc_expand(bool wait)
     pthread_mutex_lock(&assoc.wlock);
     if (!assoc.running)
         rc = -EINVAL;
-    else if (atomic_load(&assoc.old) != NULL)
+    else if (load_seq_cst(&assoc.old) != NULL)
         rc = -EALREADY;
     else
         rc = assoc_grow_now();
     if (rc == 0 && wait) {
         uint64_t started = assoc.expansions;
 
-        while (atomic_load(&assoc.old) != NULL && assoc.expansions == started)
+        while (load_seq_cst(&assoc.old) != NULL && assoc.expansions == started)
             pthread_cond_wait(&assoc.migrated, &assoc.wlock);
     }
     pthread_mutex_unlock(&assoc.wlock);

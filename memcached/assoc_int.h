@@ -25,11 +25,11 @@
 #define MEMCACHED_ASSOC_INT_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "memcached/assoc.h"
+#include "proto/barrier.h"
 
 #define READER_STRIPES 64
 #define SLOT_WORDS     3 /* match, count|lkey, address */
@@ -71,16 +71,16 @@ struct assoc_state {
     assoc_switch_fn switch_fn;
     void *switch_ctx;
 
-    _Atomic(struct table *) cur; /* inserts go here */
-    _Atomic(struct table *) old; /* being migrated into cur, or NULL */
-    _Atomic uint64_t generation;
+    struct table *cur; /* inserts go here */
+    struct table *old; /* being migrated into cur, or NULL */
+    uint64_t generation;
     uint64_t migrate_next; /* next bucket of old to migrate */
     struct table *retired; /* out of use, waiting for a grace period */
 
-    _Atomic uint64_t count;
+    uint64_t count;
     uint64_t expansions, displacements;
-    _Atomic uint64_t stash_count;
-    _Atomic uint64_t stash_ver;
+    uint64_t stash_count;
+    uint64_t stash_ver;
     struct stash_entry stash[ASSOC_STASH_SLOTS];
 };
 
@@ -95,7 +95,7 @@ static inline uint64_t *slot_words(const struct slot_ref *r)
 
 static inline uint64_t load_word(const uint64_t *w)
 {
-    return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+    return load_acquire(w);
 }
 
 static inline bool slot_empty(const struct slot_ref *r)
@@ -103,9 +103,16 @@ static inline bool slot_empty(const struct slot_ref *r)
     return load_word(slot_words(r)) == assoc.empty_match;
 }
 
+/* The slot's third word: the be64 address of its item (proto/table.h). */
+static inline be64 *slot_addr_word(const struct slot_ref *r)
+{
+    return (be64 *)&slot_words(r)[2];
+}
+
 static inline struct rdn_item *slot_item(const struct slot_ref *r)
 {
-    return (struct rdn_item *)(uintptr_t)be64toh(load_word(&slot_words(r)[2]));
+    return (struct rdn_item *)(uintptr_t)be64_to_cpu(
+        load_acquire_be64(slot_addr_word(r)));
 }
 
 static inline uint64_t table_slots(const struct table *t)
@@ -116,12 +123,12 @@ static inline uint64_t table_slots(const struct table *t)
 /* ---- readers: grace periods (state in assoc_grow.c) ------------------- */
 
 struct reader_stripe {
-    _Atomic uint64_t count[2];
+    uint64_t count[2];
 } __attribute__((aligned(64)));
 
 extern struct reader_stripe assoc_readers[READER_STRIPES];
-extern _Atomic unsigned assoc_reader_phase;
-extern _Atomic unsigned assoc_reader_next_stripe;
+extern unsigned assoc_reader_phase;
+extern unsigned assoc_reader_next_stripe;
 extern __thread int assoc_reader_stripe_of_thread;
 
 /*
@@ -133,21 +140,20 @@ static inline unsigned reader_enter(void)
 {
     if (assoc_reader_stripe_of_thread < 0)
         assoc_reader_stripe_of_thread =
-            (int)(atomic_fetch_add(&assoc_reader_next_stripe, 1) %
+            (int)(fetch_add_seq_cst(&assoc_reader_next_stripe, 1) %
                   READER_STRIPES);
 
-    unsigned phase = atomic_load(&assoc_reader_phase) & 1;
+    unsigned phase = load_seq_cst(&assoc_reader_phase) & 1;
 
-    atomic_fetch_add(&assoc_readers[assoc_reader_stripe_of_thread].count[phase],
-                     1);
+    fetch_add_seq_cst(
+        &assoc_readers[assoc_reader_stripe_of_thread].count[phase], 1);
     return phase;
 }
 
 static inline void reader_exit(unsigned phase)
 {
-    atomic_fetch_sub_explicit(
-        &assoc_readers[assoc_reader_stripe_of_thread].count[phase], 1,
-        memory_order_release);
+    fetch_sub_release(
+        &assoc_readers[assoc_reader_stripe_of_thread].count[phase], 1);
 }
 
 /* ---- assoc.c, for the growth half (wlock held) ----------------------- */

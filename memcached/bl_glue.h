@@ -20,6 +20,7 @@
 
 /* --rdn-baselines PORT. 0, or -EINVAL for a bad value. */
 int bl_glue_option(const char *value);
+/* Returns whether --rdn-baselines was given. */
 bool bl_glue_enabled(void);
 /* Prepares the baselines on the offload's device. 0 or -errno. */
 int bl_glue_init(struct rnic_device *dev);

@@ -22,6 +22,7 @@
 #include "memcached/stats.h"
 #include "memcached/thread.h"
 #include "memcached/udp.h"
+#include "proto/barrier.h"
 
 #define LINE_PLAIN_MAX  2048 /* memcached: longer lines must be gets */
 #define LINE_BIG_MAX    (32 * 1024 * 1024) /* longest multiget line kept */
@@ -79,12 +80,12 @@ int conns_init(int max_fds)
 
 uint64_t conns_current(void)
 {
-    return __atomic_load_n(&curr_conns, __ATOMIC_RELAXED);
+    return load_relaxed(&curr_conns);
 }
 
 uint64_t conns_structures(void)
 {
-    return __atomic_load_n(&conn_structs, __ATOMIC_RELAXED);
+    return load_relaxed(&conn_structs);
 }
 
 bool conns_accepting(void)
@@ -101,8 +102,7 @@ bool conns_reserve(void)
     do {
         if (n >= (uint64_t)settings.maxconns)
             return false;
-    } while (!__atomic_compare_exchange_n(&curr_conns, &n, n + 1, true,
-                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    } while (!cas_relaxed(&curr_conns, &n, n + 1));
     return true;
 }
 
@@ -110,7 +110,7 @@ bool conns_reserve(void)
 void conns_refuse(int fd)
 {
     close(fd);
-    __atomic_sub_fetch(&curr_conns, 1, __ATOMIC_RELAXED);
+    fetch_sub_relaxed(&curr_conns, 1);
 }
 
 /* The table's struct for fd, created on first use. */
@@ -120,14 +120,14 @@ static struct conn *conn_slot(int fd)
 
     if (fd < 0 || fd >= conn_table_size)
         return NULL;
-    c = __atomic_load_n(&conn_table[fd], __ATOMIC_ACQUIRE);
+    c = load_acquire(&conn_table[fd]);
     if (c)
         return c;
     c = calloc(1, sizeof(*c));
     if (c == NULL)
         return NULL;
-    __atomic_add_fetch(&conn_structs, 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&conn_table[fd], c, __ATOMIC_RELEASE);
+    fetch_add_relaxed(&conn_structs, 1);
+    store_release(&conn_table[fd], c);
     return c;
 }
 
@@ -172,6 +172,17 @@ void conn_addr_string(const struct sockaddr_storage *ss, socklen_t len,
     }
 }
 
+/*
+ * The state as the unsigned int it is stored as: "stats conns" reads it from
+ * other threads, and sparse's atomic builtins take no enum.
+ */
+_Static_assert(sizeof(enum conn_state) == sizeof(unsigned), "state is 4 B");
+
+static unsigned *state_word(struct conn *c)
+{
+    return (unsigned *)&c->state;
+}
+
 /* What "stats conns" shows of one connection, copied under conns_lock. */
 struct conn_view {
     enum conn_state state;
@@ -184,17 +195,17 @@ struct conn_view {
 /* Copies fd's connection into *v; false if there is none open. */
 static bool conn_view_of(int fd, struct conn_view *v)
 {
-    struct conn *c = __atomic_load_n(&conn_table[fd], __ATOMIC_ACQUIRE);
+    struct conn *c = load_acquire(&conn_table[fd]);
     bool open = false;
 
     if (c == NULL)
         return false;
     pthread_mutex_lock(&conns_lock);
-    v->state = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
+    v->state = (enum conn_state)load_relaxed(state_word(c));
     if (v->state != CONN_CLOSED) {
         open = true;
         v->transport = c->transport;
-        v->last_cmd_time = __atomic_load_n(&c->last_cmd_time, __ATOMIC_RELAXED);
+        v->last_cmd_time = load_relaxed(&c->last_cmd_time);
         v->peer = c->peer;
         v->peerlen = c->peerlen;
         v->local = c->local;
@@ -243,7 +254,7 @@ void conns_stats(void (*sink)(void *ctx, const char *name, const char *value),
 
 static void set_state(struct conn *c, enum conn_state st)
 {
-    __atomic_store_n(&c->state, st, __ATOMIC_RELAXED);
+    store_relaxed(state_word(c), st);
 }
 
 /* ---- output queue ---- */
@@ -597,7 +608,7 @@ static void conn_close(struct conn *c)
     set_state(c, CONN_CLOSED);
     close(c->fd);
     pthread_mutex_unlock(&conns_lock);
-    __atomic_sub_fetch(&curr_conns, 1, __ATOMIC_RELAXED);
+    fetch_sub_relaxed(&curr_conns, 1);
 }
 
 void conn_close_after_write(struct conn *c)
@@ -744,7 +755,7 @@ static enum progress next_command(struct conn *c)
     start[len] = '\0';
     c->rstart += (size_t)(nl - start) + 1;
     c->noreply = false;
-    __atomic_store_n(&c->last_cmd_time, items_now(), __ATOMIC_RELAXED);
+    store_relaxed(&c->last_cmd_time, items_now());
     set_state(c, CONN_PARSE_CMD);
     proto_text_process(c, start, len);
     if (c->state == CONN_PARSE_CMD)
@@ -886,7 +897,7 @@ static struct conn *conn_claim(int fd, enum transport transport)
     if (transport == TRANSPORT_UDP) {
         c = calloc(1, sizeof(*c));
         if (c != NULL)
-            __atomic_add_fetch(&conn_structs, 1, __ATOMIC_RELAXED);
+            fetch_add_relaxed(&conn_structs, 1);
         return c;
     }
     c = conn_slot(fd);

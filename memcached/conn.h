@@ -131,12 +131,14 @@ struct conn {
  */
 struct conn *conn_new(struct worker *w, int fd, enum transport transport);
 
-/* Sets up the per-fd connection table; max_fds bounds descriptors. */
+/* Sets up the per-fd connection table; max_fds bounds descriptors.
+ * Returns 0 or -ENOMEM. Called once, before any connection. */
 int conns_init(int max_fds);
 
 /* Counters for "stats": open client connections and conn structs. */
 uint64_t conns_current(void);
 uint64_t conns_structures(void);
+/* Returns whether fewer than -c (maxconns) connections are open. */
 bool conns_accepting(void);
 
 /*

@@ -24,6 +24,7 @@
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
+#include "proto/barrier.h"
 
 #define ITEM_LOCK_COUNT      4096 /* striped item locks, a power of two */
 #define ITEM_UPDATE_INTERVAL 60   /* seconds between LRU bumps of an item */
@@ -71,13 +72,12 @@ uint32_t items_now(void)
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-    return (uint32_t)ts.tv_sec +
-           (uint32_t)__atomic_load_n(&clock_shift, __ATOMIC_RELAXED);
+    return (uint32_t)ts.tv_sec + (uint32_t)load_relaxed(&clock_shift);
 }
 
 void items_clock_shift(int32_t secs)
 {
-    __atomic_add_fetch(&clock_shift, secs, __ATOMIC_RELAXED);
+    fetch_add_relaxed(&clock_shift, secs);
 }
 
 uint32_t items_realtime(int64_t exptime)
@@ -106,20 +106,20 @@ static pthread_mutex_t cas_reserve_lock = PTHREAD_MUTEX_INITIALIZER;
 static void cas_reserve(uint64_t id)
 {
     pthread_mutex_lock(&cas_reserve_lock);
-    while (id >= __atomic_load_n(&cas_reserved, __ATOMIC_RELAXED)) {
+    while (id >= load_relaxed(&cas_reserved)) {
         uint64_t mark = cas_reserved + ITEMS_CAS_BLOCK;
 
         cas_fn(cas_ctx, mark);
-        __atomic_store_n(&cas_reserved, mark, __ATOMIC_RELAXED);
+        store_relaxed(&cas_reserved, mark);
     }
     pthread_mutex_unlock(&cas_reserve_lock);
 }
 
 static uint64_t next_cas(void)
 {
-    uint64_t id = __atomic_add_fetch(&next_cas_id, 1, __ATOMIC_RELAXED);
+    uint64_t id = fetch_add_relaxed(&next_cas_id, 1) + 1;
 
-    if (id >= __atomic_load_n(&cas_reserved, __ATOMIC_RELAXED))
+    if (id >= load_relaxed(&cas_reserved))
         cas_reserve(id);
     return id;
 }
@@ -131,12 +131,12 @@ pthread_mutex_t *item_lock_for(uint32_t lock32)
 
 static inline void flag_set(struct item *it, uint16_t f)
 {
-    __atomic_or_fetch(&it->it_flags, f, __ATOMIC_RELAXED);
+    fetch_or_relaxed(&it->it_flags, f);
 }
 
 static inline void flag_clear(struct item *it, uint16_t f)
 {
-    __atomic_and_fetch(&it->it_flags, (uint16_t)~f, __ATOMIC_RELAXED);
+    fetch_and_relaxed(&it->it_flags, (uint16_t)~f);
 }
 
 static inline struct item *item_of(struct rdn_item *n)
@@ -155,19 +155,18 @@ static inline size_t item_total(struct item *it)
  * tracking is on; items stored before it began are never subtracted. */
 static void sizes_account(struct item *it, int64_t delta)
 {
-    if (!__atomic_load_n(&sizes_on, __ATOMIC_ACQUIRE))
+    if (!load_acquire(&sizes_on))
         return;
     if (delta < 0 && item_cas(it) < sizes_cas_min)
         return; /* stored before tracking began: never counted */
     size_t bucket = (item_total(it) + SIZES_BUCKET - 1) / SIZES_BUCKET;
     if (bucket < sizes_nbuckets)
-        __atomic_add_fetch(&sizes_hist[bucket], (uint64_t)delta,
-                           __ATOMIC_RELAXED);
+        fetch_add_relaxed(&sizes_hist[bucket], (uint64_t)delta);
 }
 
 bool items_sizes_enabled(void)
 {
-    return __atomic_load_n(&sizes_on, __ATOMIC_ACQUIRE);
+    return load_acquire(&sizes_on);
 }
 
 /* Turns "stats sizes" tracking on (from an empty histogram) or off;
@@ -179,7 +178,7 @@ void items_sizes_enable(bool on)
         memset(sizes_hist, 0, sizes_nbuckets * sizeof(*sizes_hist));
         sizes_cas_min = next_cas();
     }
-    __atomic_store_n(&sizes_on, on, __ATOMIC_RELEASE);
+    store_release(&sizes_on, on);
     pthread_mutex_unlock(&sizes_lock);
 }
 
@@ -194,7 +193,7 @@ void items_sizes_stats(stat_sink_fn sink, void *ctx)
         sink(ctx, "sizes_status", "disabled");
     } else {
         for (size_t i = 0; i < sizes_nbuckets; i++) {
-            uint64_t n = __atomic_load_n(&sizes_hist[i], __ATOMIC_RELAXED);
+            uint64_t n = load_relaxed(&sizes_hist[i]);
             if (n == 0 || (int64_t)n < 0)
                 continue;
             snprintf(name, sizeof(name), "%zu", i * SIZES_BUCKET);
@@ -240,7 +239,7 @@ static void item_free(struct item *it)
 {
     size_t ntotal = item_total(it);
 
-    __atomic_store_n(&it->nic.stamp, 0, __ATOMIC_RELEASE);
+    store_release(&it->nic.stamp, 0);
     slabs_free(it, ntotal, it->clsid);
 }
 
@@ -248,13 +247,13 @@ static void item_free(struct item *it)
  * stamp, so a NIC reader sees it invalid). Any thread, no lock. */
 void item_release(struct item *it)
 {
-    if (__atomic_sub_fetch(&it->refcount, 1, __ATOMIC_ACQ_REL) == 0)
+    if (fetch_sub_acq_rel(&it->refcount, 1) == 1)
         item_free(it);
 }
 
 static inline void item_ref(struct item *it)
 {
-    __atomic_add_fetch(&it->refcount, 1, __ATOMIC_RELAXED);
+    fetch_add_relaxed(&it->refcount, 1);
 }
 
 /* Writes the pad and both stamps: the item is complete and valid. */
@@ -265,7 +264,7 @@ static void item_seal(struct item *it, uint64_t cas)
 
     memset(end, 0, (size_t)((char *)tail - end));
     *tail = cas;
-    __atomic_store_n(&it->nic.stamp, cas, __ATOMIC_RELEASE);
+    store_release(&it->nic.stamp, cas);
 }
 
 /* Whether it is expired at now or flushed by the cut-off (bumped at or
@@ -273,12 +272,11 @@ static void item_seal(struct item *it, uint64_t cas)
 bool item_is_dead_by(struct item *it, uint32_t now,
                      const struct items_flush_cut *cut)
 {
-    if (items_exptime_passed(
-            __atomic_load_n(&it->nic.exptime, __ATOMIC_RELAXED), now))
+    if (items_exptime_passed(load_relaxed(&it->nic.exptime), now))
         return true;
     if (cut->oldest_live == 0 || cut->oldest_live > now)
         return false;
-    return __atomic_load_n(&it->btime, __ATOMIC_RELAXED) <= cut->oldest_live ||
+    return load_relaxed(&it->btime) <= cut->oldest_live ||
            (cut->oldest_cas != 0 && item_cas(it) < cut->oldest_cas);
 }
 
@@ -311,7 +309,7 @@ static void do_item_link(struct item *it, const struct rdn_keyhash *kh)
     flag_set(it, ITEM_LINKED);
     item_ref(it);
     it->atime = now;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    fence_release();
     /* Cannot fail short of a hash multi-collision attack filling the
      * stash; then the key is simply not cached. */
     if (assoc_insert(&it->nic, kh) != 0) {
@@ -361,7 +359,7 @@ static void do_item_replace(struct item *old_it, struct item *new_it,
     flag_set(new_it, ITEM_LINKED);
     item_ref(new_it);
     new_it->atime = now;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    fence_release();
     assoc_replace(&old_it->nic, &new_it->nic, kh);
     flag_clear(old_it, ITEM_LINKED);
     do_item_unlink_lru(old_it, false);
@@ -381,17 +379,16 @@ static void item_bump(struct item *it, uint32_t now)
 {
     if (!item_has_flag(it, ITEM_FETCHED))
         flag_set(it, ITEM_FETCHED);
-    if (__atomic_load_n(&it->atime, __ATOMIC_RELAXED) != now)
-        __atomic_store_n(&it->atime, now, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&it->btime, __ATOMIC_RELAXED) + ITEM_UPDATE_INTERVAL >=
-        now)
+    if (load_relaxed(&it->atime) != now)
+        store_relaxed(&it->atime, now);
+    if (load_relaxed(&it->btime) + ITEM_UPDATE_INTERVAL >= now)
         return;
     struct lru *l = &lrus[it->clsid];
     pthread_mutex_lock(&l->lock);
     if (item_has_flag(it, ITEM_LINKED)) {
         lru_remove(l, it);
         lru_insert_head(l, it);
-        __atomic_store_n(&it->btime, now, __ATOMIC_RELAXED);
+        store_relaxed(&it->btime, now);
     }
     pthread_mutex_unlock(&l->lock);
 }
@@ -469,7 +466,7 @@ static bool lru_pull_tail(unsigned clsid)
         if (pthread_mutex_trylock(lk) != 0)
             continue;
         bool dead = item_is_dead(it, now);
-        if (__atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE) != 1) {
+        if (load_acquire(&it->refcount) != 1) {
             l->lrutail_reflocked++;
         } else if (dead || settings.evict_to_free) {
             evict_account(l, it, dead, now);
@@ -618,7 +615,7 @@ struct item *item_get(const char *key, size_t nkey, unsigned how,
     if (it) {
         item_ref(it);
         if (how & FETCH_TOUCH)
-            __atomic_store_n(&it->nic.exptime, exptime, __ATOMIC_RELAXED);
+            store_relaxed(&it->nic.exptime, exptime);
         if (!(how & (FETCH_NO_BUMP | FETCH_PEEK)))
             item_bump(it, now);
     }
@@ -661,7 +658,7 @@ void item_meta_get(const char *key, size_t nkey, const struct mget_req *req,
         item_ref(it);
     }
     if (it) {
-        uint16_t f = __atomic_load_n(&it->it_flags, __ATOMIC_RELAXED);
+        uint16_t f = load_relaxed(&it->it_flags);
         res->it = it;
         res->fetched = f & ITEM_FETCHED;
         res->last_access = now - it->atime;
@@ -669,7 +666,7 @@ void item_meta_get(const char *key, size_t nkey, const struct mget_req *req,
         res->stale = f & ITEM_STALE;
         res->old_exptime = it->nic.exptime;
         if (req->touch)
-            __atomic_store_n(&it->nic.exptime, req->exptime, __ATOMIC_RELAXED);
+            store_relaxed(&it->nic.exptime, req->exptime);
         if (req->recache && !res->token_sent && !created &&
             it->nic.exptime != 0 && it->nic.exptime < req->recache_ttl)
             res->won = true;
@@ -1000,9 +997,7 @@ static enum item_status arith_apply(struct item *it,
         v = req->delta > v ? 0 : v - req->delta;
     /* Shorter numbers keep the old length, space padded, as memcached
      * does when nobody else holds the item. */
-    size_t min_len = __atomic_load_n(&it->refcount, __ATOMIC_ACQUIRE) == 1
-                         ? it->nic.nbytes
-                         : 0;
+    size_t min_len = load_acquire(&it->refcount) == 1 ? it->nic.nbytes : 0;
     uint32_t exp = req->set_exptime ? req->exptime : it->nic.exptime;
     struct item *n = number_item(item_key(it), it->nic.nkey, it->nic.flags, exp,
                                  v, min_len, &st);
@@ -1059,9 +1054,9 @@ void items_flush(uint32_t when)
     uint32_t now = items_now();
     uint32_t at = when ? when : now;
 
-    __atomic_store_n(&oldest_live, at - 1, __ATOMIC_RELAXED);
+    store_relaxed(&oldest_live, at - 1);
     if (at - 1 <= now)
-        __atomic_store_n(&oldest_cas, next_cas(), __ATOMIC_RELAXED);
+        store_relaxed(&oldest_cas, next_cas());
     if (flush_fn != NULL) {
         struct items_flush_cut cut = {at - 1, oldest_cas};
 
@@ -1081,15 +1076,15 @@ void items_set_flush_hook(items_flush_fn fn, void *ctx)
 
 void items_flush_restore(const struct items_flush_cut *cut)
 {
-    __atomic_store_n(&oldest_live, cut->oldest_live, __ATOMIC_RELAXED);
-    __atomic_store_n(&oldest_cas, cut->oldest_cas, __ATOMIC_RELAXED);
+    store_relaxed(&oldest_live, cut->oldest_live);
+    store_relaxed(&oldest_cas, cut->oldest_cas);
 }
 
 struct items_flush_cut items_flush_current(void)
 {
     struct items_flush_cut cut = {
-        __atomic_load_n(&oldest_live, __ATOMIC_RELAXED),
-        __atomic_load_n(&oldest_cas, __ATOMIC_RELAXED),
+        load_relaxed(&oldest_live),
+        load_relaxed(&oldest_cas),
     };
 
     return cut;
@@ -1253,17 +1248,15 @@ void items_set_cas_hook(items_cas_fn fn, void *ctx, uint64_t mark)
     pthread_mutex_lock(&cas_reserve_lock);
     cas_fn = fn;
     cas_ctx = ctx;
-    __atomic_store_n(&cas_reserved, fn ? mark : UINT64_MAX, __ATOMIC_RELAXED);
+    store_relaxed(&cas_reserved, fn ? mark : UINT64_MAX);
     pthread_mutex_unlock(&cas_reserve_lock);
 }
 
 void items_cas_floor(uint64_t last)
 {
-    uint64_t cur = __atomic_load_n(&next_cas_id, __ATOMIC_RELAXED);
+    uint64_t cur = load_relaxed(&next_cas_id);
 
-    while (cur < last &&
-           !__atomic_compare_exchange_n(&next_cas_id, &cur, last, false,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    while (cur < last && !cas_relaxed(&next_cas_id, &cur, last))
         ;
 }
 

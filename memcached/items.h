@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "memcached/stat_sink.h"
+#include "proto/barrier.h"
 #include "proto/item.h"
 
 /* it_flags bits. */
@@ -78,7 +79,7 @@ static inline uint64_t item_cas(const struct item *it)
 
 static inline bool item_has_flag(struct item *it, uint16_t flag)
 {
-    return __atomic_load_n(&it->it_flags, __ATOMIC_RELAXED) & flag;
+    return load_relaxed(&it->it_flags) & flag;
 }
 
 enum item_status {
@@ -317,6 +318,7 @@ struct items_totals {
     uint64_t direct_reclaims;
     uint64_t crawler_starts;
 };
+/* Fills *t with the totals now (each class's lock taken in turn). */
 void items_totals(struct items_totals *t);
 
 /* "stats items" (per class with items, memcached 1.6.18 names). */

@@ -21,6 +21,7 @@
 #include "memcached/settings.h"
 #include "memcached/stats.h"
 #include "memcached/thread.h"
+#include "proto/barrier.h"
 
 #define MAX_LISTENERS 16
 #define DEFAULT_INTER "127.0.0.1"
@@ -205,16 +206,19 @@ int listen_unix_bind(const char *path, int access, int backlog)
     return add_listener(fd, TRANSPORT_UNIX);
 }
 
-/* Turns a connection away when -c is reached (memcached maxconns_fast). */
+/*
+ * Turns a connection away when -c is reached (memcached maxconns_fast).
+ * Counted first: a client that saw the close may ask for stats at once.
+ */
 static void reject(int fd)
 {
     static const char msg[] = "ERROR Too many open connections\r\n";
 
+    stats_inc(TC_REJECTED_CONNS);
     if (write(fd, msg, sizeof(msg) - 1) < 0) {
         /* the client is gone already */
     }
     close(fd);
-    stats_inc(TC_REJECTED_CONNS);
 }
 
 /* Stops or resumes accepting on every listener (main thread). */
@@ -248,7 +252,7 @@ static void resume_cb(evutil_socket_t fd, short which, void *arg)
 
 uint64_t listen_disabled_count(void)
 {
-    return __atomic_load_n(&listen_disabled, __ATOMIC_RELAXED);
+    return load_relaxed(&listen_disabled);
 }
 
 static void accept_cb(evutil_socket_t lfd, short which, void *arg)
@@ -259,7 +263,7 @@ static void accept_cb(evutil_socket_t lfd, short which, void *arg)
     for (;;) {
         if (!settings.maxconns_fast && !conns_accepting()) {
             listeners_enable(false);
-            __atomic_add_fetch(&listen_disabled, 1, __ATOMIC_RELAXED);
+            fetch_add_relaxed(&listen_disabled, 1);
             arm_resume();
             return;
         }

@@ -23,6 +23,7 @@
 #include "memcached/persist_int.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
+#include "proto/barrier.h"
 
 #define SUM_SEED 0x5eedu
 
@@ -133,7 +134,7 @@ static const char *sb_check(const struct persist_sb *sb,
 const struct persist_table *persist_table_current(const struct persist_sb *sb)
 {
     const struct persist_table *t =
-        &sb->table[__atomic_load_n(&sb->table_seq, __ATOMIC_ACQUIRE) & 1];
+        &sb->table[load_acquire(&sb->table_seq) & 1];
 
     return t->sum == checksum(t, offsetof(struct persist_table, sum)) ? t
                                                                       : NULL;
@@ -143,7 +144,7 @@ bool persist_flush_current(const struct persist_sb *sb,
                            struct items_flush_cut *cut)
 {
     const struct persist_flush *f =
-        &sb->flush[__atomic_load_n(&sb->flush_seq, __ATOMIC_ACQUIRE) & 1];
+        &sb->flush[load_acquire(&sb->flush_seq) & 1];
 
     if (f->sum != checksum(f, offsetof(struct persist_flush, sum)))
         return false;
@@ -163,7 +164,7 @@ static void flush_noted(void *ctx, const struct items_flush_cut *cut)
     f->oldest_live = cut->oldest_live;
     f->oldest_cas = cut->oldest_cas;
     f->sum = checksum(f, offsetof(struct persist_flush, sum));
-    __atomic_store_n(&sb->flush_seq, sb->flush_seq + 1, __ATOMIC_RELEASE);
+    store_release(&sb->flush_seq, sb->flush_seq + 1);
     pthread_mutex_unlock(&persist.flush_lock);
 }
 
@@ -182,7 +183,7 @@ static void note_table(const struct assoc_info *info)
         t->old_hashpower++;
     t->generation = info->generation;
     t->sum = checksum(t, offsetof(struct persist_table, sum));
-    __atomic_store_n(&sb->table_seq, seq + 1, __ATOMIC_RELEASE);
+    store_release(&sb->table_seq, seq + 1);
 }
 
 /* The index's switch hook (writer lock held). */
@@ -200,7 +201,7 @@ static void cas_marked(void *ctx, uint64_t mark)
 {
     struct persist_sb *sb = ctx;
 
-    __atomic_store_n(&sb->cas_mark, mark, __ATOMIC_RELEASE);
+    store_release(&sb->cas_mark, mark);
 }
 
 /* The slab page hook (page lock held): the class before the count. */
@@ -210,9 +211,9 @@ static void page_given(void *ctx, size_t page, unsigned clsid)
 
     if (page >= sb->geo.max_pages)
         return; /* cannot happen: max_pages covers the whole arena */
-    __atomic_store_n(&sb->page_class[page], (uint8_t)clsid, __ATOMIC_RELEASE);
+    store_release(&sb->page_class[page], (uint8_t)clsid);
     if (page >= sb->npages)
-        __atomic_store_n(&sb->npages, page + 1, __ATOMIC_RELEASE);
+        store_release(&sb->npages, page + 1);
 }
 
 /* ---- building the storage --------------------------------------------- */
@@ -249,7 +250,16 @@ static int build_fresh(const struct persist_env *env,
     if (env->meta != NULL)
         sb_format(env->meta, g);
     rc = assoc_init(start_hashpower(), env->table_hooks);
-    return rc == 0 ? items_init() : rc;
+    if (rc < 0)
+        return rc;
+    rc = items_init();
+    if (rc < 0)
+        goto err_stop_assoc;
+    return 0;
+
+err_stop_assoc:
+    assoc_stop();
+    return rc;
 }
 
 /* Installs the hooks that keep the superblock current, records the index
@@ -288,7 +298,7 @@ int persist_storage_init(const struct persist_env *env,
     bool adopt = sb != NULL && env->reattached;
     struct timespec t0;
     const char *why = NULL;
-    int rc = 0;
+    int rc;
 
     if (res == NULL)
         res = &local;
@@ -309,24 +319,36 @@ int persist_storage_init(const struct persist_env *env,
         why = "the NIC side discarded it";
     else if (adopt && why == NULL && sb->geo.arena_base != g.arena_base)
         why = "the arena came back elsewhere";
-    if (why != NULL)
+    if (why != NULL) {
         rc = refuse(env, res, why);
-    if (rc == 0)
-        rc = slabs_init(settings.maxbytes, settings.factor,
-                        (size_t)settings.chunk_size, settings.item_size_max,
-                        false);
-    if (rc == 0 && adopt && why == NULL) {
+        if (rc < 0)
+            goto err_destroy_arena;
+    }
+    rc = slabs_init(settings.maxbytes, settings.factor,
+                    (size_t)settings.chunk_size, settings.item_size_max, false);
+    if (rc < 0)
+        goto err_destroy_arena;
+    if (adopt && why == NULL) {
         rc = persist_adopt(sb, env, res);
         if (rc == 0 && res->refused)
             rc = refuse(env, res, res->refused);
+        if (rc < 0)
+            goto err_destroy_slabs;
     }
-    if (rc == 0 && !res->adopted)
+    if (!res->adopted) {
         rc = build_fresh(env, &g);
-    if (rc < 0)
-        return rc;
+        if (rc < 0)
+            goto err_destroy_slabs;
+    }
     go_live(env);
     res->ms = ms_since(&t0);
     if (res->adopted)
         log_adopted(res);
     return 0;
+
+err_destroy_slabs:
+    slabs_destroy();
+err_destroy_arena:
+    arena_destroy();
+    return rc;
 }

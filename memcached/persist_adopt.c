@@ -14,7 +14,6 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,8 @@
 #include "memcached/persist_int.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
+#include "proto/barrier.h"
+#include "proto/byteorder.h"
 
 /* One table as the walk sees it. */
 struct view {
@@ -71,9 +72,9 @@ static struct slot_val slot_read(const uint64_t *w)
 
     memcpy(&d, &w[1], sizeof(d));
     v.match = w[0];
-    v.count = be32toh(d.byte_count);
-    v.lkey = be32toh(d.lkey);
-    v.addr = be64toh(d.addr);
+    v.count = be32_to_cpu(d.byte_count);
+    v.lkey = be32_to_cpu(d.lkey);
+    v.addr = be64_to_cpu(d.addr);
     return v;
 }
 
@@ -334,16 +335,18 @@ static int apply(struct walk *wk, const struct persist_table *t,
     int rc;
 
     for (size_t i = 0; i < wk->nclear; i++)
-        __atomic_store_n(wk->clear[i], empty, __ATOMIC_RELEASE);
+        store_release(wk->clear[i], empty);
     rc = arena_set_used(wk->sb->npages * wk->stride);
     for (size_t p = 0; rc == 0 && p < wk->sb->npages; p++)
         rc = slabs_adopt_page(p, wk->sb->page_class[p], wk->in_use[p]);
-    if (rc == 0)
-        rc = assoc_adopt(&a, env->table_hooks);
-    if (rc == 0)
-        rc = items_init();
+    if (rc < 0)
+        return rc; /* the caller destroys the slabs and the arena */
+    rc = assoc_adopt(&a, env->table_hooks);
     if (rc < 0)
         return rc;
+    rc = items_init();
+    if (rc < 0)
+        goto err_stop_assoc;
     items_flush_restore(&wk->cut);
     for (size_t i = 0; i < wk->nlive; i++)
         item_adopt(wk->live[i], wk->live[i]->clsid);
@@ -359,6 +362,10 @@ static int apply(struct walk *wk, const struct persist_table *t,
         fprintf(stderr, "rdn: dropped one inconsistent slot: %s\n",
                 wk->first_why);
     return 0;
+
+err_stop_assoc:
+    assoc_stop();
+    return rc;
 }
 
 int persist_adopt(const struct persist_sb *sb, const struct persist_env *env,

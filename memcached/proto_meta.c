@@ -18,6 +18,7 @@
 #include "memcached/proto_text.h"
 #include "memcached/settings.h"
 #include "memcached/stats.h"
+#include "proto/barrier.h"
 
 #define MFLAG_MAX_OPT_LENGTH    20 /* tokens, command and key included */
 #define MFLAG_MAX_OPAQUE_LENGTH 32
@@ -292,9 +293,8 @@ static bool mget_flags(struct conn *c, struct line *l, struct token *t,
             break;
         case 't':
             /* Another client may touch the item meanwhile. */
-            line_ttl(
-                l, touched ? __atomic_load_n(&it->nic.exptime, __ATOMIC_RELAXED)
-                           : r->old_exptime);
+            line_ttl(l,
+                     touched ? load_relaxed(&it->nic.exptime) : r->old_exptime);
             break;
         case 'c':
             line_num(l, 'c', item_cas(it));
@@ -711,8 +711,8 @@ static void cmd_me(struct conn *c, struct token *t, size_t nt)
     uint32_t now = items_now();
     /* Read without the item lock, while other clients may touch or read
      * the item: atomically. */
-    uint32_t exptime = __atomic_load_n(&it->nic.exptime, __ATOMIC_RELAXED);
-    uint32_t atime = __atomic_load_n(&it->atime, __ATOMIC_RELAXED);
+    uint32_t exptime = load_relaxed(&it->nic.exptime);
+    uint32_t atime = load_relaxed(&it->atime);
     line_str(&l, "ME ");
     line_key_text(&l, item_key(it), it->nic.nkey,
                   item_has_flag(it, ITEM_KEY_BINARY));

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/barrier.h"
+
 #define MC_VERSION "1.6.18"
 
 /* Exit code for bad command-line usage (sysexits.h EX_USAGE). */
@@ -56,8 +58,7 @@ extern struct settings settings;
 void settings_init(void);
 
 /* Reads / writes a run-time tunable field without a data race. */
-#define SETTING_GET(field) __atomic_load_n(&settings.field, __ATOMIC_RELAXED)
-#define SETTING_SET(field, v)                                                  \
-    __atomic_store_n(&settings.field, (v), __ATOMIC_RELAXED)
+#define SETTING_GET(field)    load_relaxed(&settings.field)
+#define SETTING_SET(field, v) store_relaxed(&settings.field, (v))
 
 #endif /* MEMCACHED_SETTINGS_H */

@@ -10,13 +10,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "memcached/arena.h"
 #include "memcached/slabs.h"
+#include "proto/barrier.h"
 
 struct free_chunk {
     struct free_chunk *next;
@@ -34,7 +34,7 @@ struct slabclass {
     unsigned carve_left; /* chunks left to carve there */
     struct free_chunk *limbo_head, *limbo_tail; /* oldest epoch first */
     uint64_t nlimbo;
-    _Atomic uint64_t counters[SLABS_NCOUNTERS];
+    uint64_t counters[SLABS_NCOUNTERS];
 };
 
 static struct {
@@ -48,7 +48,7 @@ static struct {
     size_t malloced;
     slabs_page_fn page_fn;
     void *page_ctx;
-    _Atomic uint64_t epoch;
+    uint64_t epoch;
     /* The horizon is written with every class lock held, read under one. */
     uint64_t (*horizon)(void *ctx);
     void *horizon_ctx;
@@ -190,7 +190,7 @@ int slabs_init(size_t mem_limit, double factor, size_t min_chunk,
     slabs.item_size_max = item_size_max;
     slabs.mem_limit = mem_limit;
     pthread_mutex_init(&slabs.page_lock, NULL);
-    atomic_store(&slabs.epoch, 1);
+    store_seq_cst(&slabs.epoch, 1);
     for (unsigned i = 1; i <= slabs.nclasses; i++) {
         struct slabclass *c = &slabs.cls[i];
 
@@ -381,7 +381,7 @@ void slabs_free(void *ptr, size_t size, unsigned clsid)
         c->nfree++;
     } else {
         f->next = NULL;
-        f->epoch = atomic_load(&slabs.epoch);
+        f->epoch = load_seq_cst(&slabs.epoch);
         if (c->limbo_tail != NULL)
             c->limbo_tail->next = f;
         else
@@ -410,25 +410,24 @@ void slabs_count(unsigned clsid, enum slabs_counter which)
     struct slabclass *c = class_of(clsid);
 
     if (c != NULL && (unsigned)which < SLABS_NCOUNTERS)
-        atomic_fetch_add_explicit(&c->counters[which], 1, memory_order_relaxed);
+        fetch_add_relaxed(&c->counters[which], 1);
 }
 
 void slabs_stats_reset(void)
 {
     for (unsigned i = 1; i < SLABS_MAX_CLASSES; i++)
         for (int k = 0; k < SLABS_NCOUNTERS; k++)
-            atomic_store_explicit(&slabs.cls[i].counters[k], 0,
-                                  memory_order_relaxed);
+            store_relaxed(&slabs.cls[i].counters[k], 0);
 }
 
 uint64_t slabs_epoch(void)
 {
-    return atomic_load(&slabs.epoch);
+    return load_seq_cst(&slabs.epoch);
 }
 
 void slabs_epoch_advance(void)
 {
-    atomic_fetch_add(&slabs.epoch, 1);
+    fetch_add_seq_cst(&slabs.epoch, 1);
 }
 
 void slabs_set_horizon(uint64_t (*oldest_reader_epoch)(void *ctx), void *ctx)
@@ -481,9 +480,8 @@ void slabs_stats(stat_sink_fn sink, void *ctx)
         /* memcached 1.6 carves whole pages at once and reports 0 here. */
         class_stat(sink, ctx, i, "free_chunks_end", 0);
         for (int k = 0; k < SLABS_NCOUNTERS; k++)
-            class_stat(
-                sink, ctx, i, counter_names[k],
-                atomic_load_explicit(&c->counters[k], memory_order_relaxed));
+            class_stat(sink, ctx, i, counter_names[k],
+                       load_relaxed(&c->counters[k]));
     }
     stat_sinkf(sink, ctx, "active_slabs", "%u", active);
     stat_sinkf(sink, ctx, "total_malloced", "%zu", slabs_total_malloced());

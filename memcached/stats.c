@@ -13,6 +13,7 @@
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
 #include "memcached/stats_prefix.h"
+#include "proto/barrier.h"
 
 __thread struct thread_stats *thread_stats_tls;
 
@@ -42,7 +43,7 @@ static void sum_raw(uint64_t out[TC_COUNT])
     memset(out, 0, sizeof(uint64_t) * TC_COUNT);
     for (struct thread_stats *ts = registry; ts; ts = ts->next) {
         for (int i = 0; i < TC_COUNT; i++)
-            out[i] += __atomic_load_n(&ts->c[i], __ATOMIC_RELAXED);
+            out[i] += load_relaxed(&ts->c[i]);
     }
 }
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "memcached/stat_sink.h"
+#include "proto/barrier.h"
 
 enum thread_counter {
     TC_GET_CMDS,
@@ -68,7 +69,7 @@ static inline void stats_add(enum thread_counter which, uint64_t n)
 
     if (__builtin_expect(ts == NULL, 0))
         ts = stats_thread_register();
-    __atomic_store_n(&ts->c[which], ts->c[which] + n, __ATOMIC_RELAXED);
+    store_relaxed(&ts->c[which], ts->c[which] + n);
 }
 
 static inline void stats_inc(enum thread_counter which)

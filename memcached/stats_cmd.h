@@ -12,6 +12,11 @@
 #include "memcached/conn.h"
 #include "memcached/proto_parse.h"
 
+/*
+ * Runs "stats [sub-command]" for c (t[0] is "stats", nt tokens): queues
+ * the reply lines on c, or memcached 1.6.18's error reply for a bad
+ * sub-command (ERROR for an unknown one). Called from c's worker thread.
+ */
 void stats_command(struct conn *c, struct token *t, size_t nt);
 
 #endif /* MEMCACHED_STATS_CMD_H */

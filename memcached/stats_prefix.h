@@ -13,6 +13,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * Count a GET (hit or miss), a SET or a DELETE of key under its prefix,
+ * while "stats detail on" is in effect (otherwise they return at once).
+ * Any worker thread.
+ */
 void stats_prefix_record_get(const char *key, size_t nkey, bool hit);
 void stats_prefix_record_set(const char *key, size_t nkey);
 void stats_prefix_record_delete(const char *key, size_t nkey);

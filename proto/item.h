@@ -39,6 +39,7 @@ struct rdn_item {
 
 _Static_assert(sizeof(struct rdn_item) == 24, "rdn_item header is 24 B");
 
+/* Returns the bytes of key and value, padded to 8. */
 static inline size_t rdn_item_body_len(size_t nkey, size_t nbytes)
 {
     return (nkey + nbytes + 7) & ~(size_t)7;
@@ -51,6 +52,8 @@ static inline size_t rdn_item_total_len(size_t nkey, size_t nbytes)
            sizeof(uint64_t);
 }
 
+/* Return the key, the value and the tail stamp of it (not checked: a
+ * reader checks nkey and nbytes against what it has read first). */
 static inline char *rdn_item_key(struct rdn_item *it)
 {
     return (char *)(it + 1);

@@ -31,7 +31,9 @@ struct rdn_keyhash {
     uint32_t lock32;  /* for lock striping */
 };
 
-/* MurmurHash3 x64 128-bit (Austin Appleby's public-domain algorithm). */
+/* Computes MurmurHash3 x64 128-bit (Austin Appleby's public-domain
+ * algorithm) of len bytes at key into out[0] (h1) and out[1] (h2). Pure:
+ * any thread. */
 void murmur3_x64_128(const void *key, size_t len, uint32_t seed,
                      uint64_t out[2]);
 
@@ -41,7 +43,8 @@ static inline uint64_t rdn_keyhash_alt(uint64_t fp, uint64_t mask)
     return ((fp * UINT64_C(0xc6a4a7935bd1e995)) >> 17 | 1) & mask;
 }
 
-/* Fills *out for a key under a table of 2^hashpower buckets (hashpower>=1). */
+/* Fills *out for a key under a table of 2^hashpower buckets
+ * (1 <= hashpower <= 64). Pure: any thread. */
 void rdn_keyhash(const void *key, size_t nkey, unsigned hashpower,
                  struct rdn_keyhash *out);
 

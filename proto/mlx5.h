@@ -17,9 +17,10 @@
 #ifndef PROTO_MLX5_H
 #define PROTO_MLX5_H
 
-#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "proto/byteorder.h"
 
 #define MLX5_SEND_WQE_BB  64    /* bytes in one basic block */
 #define MLX5_SEND_WQE_DS  16    /* bytes in one segment (the unit of ds) */
@@ -49,39 +50,39 @@ enum mlx5_opcode {
 
 /* Control segment: 16 bytes, always first. */
 struct mlx5_ctrl_seg {
-    uint32_t opmod_idx_opcode; /* be: opmod << 24 | wqe_index << 8 | opcode */
-    uint32_t qpn_ds;           /* be: qpn << 8 | ds */
+    be32 opmod_idx_opcode; /* opmod << 24 | wqe_index << 8 | opcode */
+    be32 qpn_ds;           /* qpn << 8 | ds */
     uint8_t signature;
     uint8_t rsvd[2];
     uint8_t fm_ce_se;
-    uint32_t imm; /* be: immediate data of WRITE_IMM / SEND_IMM */
+    be32 imm; /* immediate data of WRITE_IMM / SEND_IMM */
 };
 
 /* Remote address segment: READ, WRITE, WRITE_IMM and atomics. */
 struct mlx5_raddr_seg {
-    uint64_t raddr; /* be */
-    uint32_t rkey;  /* be */
+    be64 raddr;
+    be32 rkey;
     uint32_t rsvd;
 };
 
 /* Atomic segment: after the remote address segment of CAS / FADD. */
 struct mlx5_atomic_seg {
-    uint64_t swap_add; /* be: swap value (CAS) or addend (FADD) */
-    uint64_t compare;  /* be: compare value (CAS); ignored by FADD */
+    be64 swap_add; /* swap value (CAS) or addend (FADD) */
+    be64 compare;  /* compare value (CAS); ignored by FADD */
 };
 
 /* Data segment: one gather (send side) or scatter (receive side) entry. */
 struct mlx5_data_seg {
-    uint32_t byte_count; /* be */
-    uint32_t lkey;       /* be */
-    uint64_t addr;       /* be: the application's virtual address */
+    be32 byte_count;
+    be32 lkey;
+    be64 addr; /* the application's virtual address */
 };
 
 /* Cross-channel segment of WAIT, SEND_EN and RECV_EN. */
 struct mlx5_wait_en_seg {
     uint8_t rsvd[8];
-    uint32_t index;   /* be: WAIT: CQ completion count; *_EN: producer index */
-    uint32_t obj_num; /* be: CQN for WAIT, QPN for SEND_EN / RECV_EN */
+    be32 index;   /* WAIT: CQ completion count; *_EN: producer index */
+    be32 obj_num; /* CQN for WAIT, QPN for SEND_EN / RECV_EN */
 };
 
 _Static_assert(sizeof(struct mlx5_ctrl_seg) == 16, "ctrl segment is 16 B");
@@ -108,24 +109,25 @@ static inline uint32_t mlx5_ctrl_word1(uint32_t qpn, uint8_t ds)
     return (qpn & 0xffffff) << 8 | (ds & 0x3f);
 }
 
+/* Return the opcode, wqe_index, ds and qpn fields of a ctrl segment. */
 static inline uint8_t mlx5_ctrl_opcode(const struct mlx5_ctrl_seg *c)
 {
-    return be32toh(c->opmod_idx_opcode) & 0xff;
+    return be32_to_cpu(c->opmod_idx_opcode) & 0xff;
 }
 
 static inline uint16_t mlx5_ctrl_wqe_index(const struct mlx5_ctrl_seg *c)
 {
-    return (be32toh(c->opmod_idx_opcode) >> 8) & 0xffff;
+    return (be32_to_cpu(c->opmod_idx_opcode) >> 8) & 0xffff;
 }
 
 static inline uint8_t mlx5_ctrl_ds(const struct mlx5_ctrl_seg *c)
 {
-    return be32toh(c->qpn_ds) & 0x3f;
+    return be32_to_cpu(c->qpn_ds) & 0x3f;
 }
 
 static inline uint32_t mlx5_ctrl_qpn(const struct mlx5_ctrl_seg *c)
 {
-    return be32toh(c->qpn_ds) >> 8;
+    return be32_to_cpu(c->qpn_ds) >> 8;
 }
 
 /*
@@ -144,7 +146,7 @@ static inline uint64_t mlx5_ctrl_id48_word(uint64_t id48, uint8_t opcode,
         mlx5_ctrl_word0((id48 >> 40) & 0xff, (id48 >> 24) & 0xffff, opcode);
     uint32_t w1 = mlx5_ctrl_word1(id48 & 0xffffff, ds);
     uint64_t mem;
-    uint32_t be0 = htobe32(w0), be1 = htobe32(w1);
+    be32 be0 = cpu_to_be32(w0), be1 = cpu_to_be32(w1);
 
     __builtin_memcpy((uint8_t *)&mem, &be0, 4);
     __builtin_memcpy((uint8_t *)&mem + 4, &be1, 4);

@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/byteorder.h"
 #include "proto/item.h"
 #include "proto/keyhash.h"
 #include "proto/table.h"
@@ -160,9 +161,9 @@ _Static_assert(sizeof(struct rdn_resume) == 16, "rdn_resume is 16 B");
  * word the READ put on a response WQE.
  */
 struct rdn_get_req {
-    uint64_t bucket_addr[2];       /* be64: candidate buckets 1 and 2 */
-    uint64_t compare[RDN_REQ_CMP]; /* be64: see above */
-    uint32_t req_id;               /* be32: the WRITE_IMM's immediate */
+    be64 bucket_addr[2];       /* candidate buckets 1 and 2 */
+    be64 compare[RDN_REQ_CMP]; /* see above */
+    be32 req_id;               /* the WRITE_IMM's immediate */
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct rdn_get_req) == 84, "rdn_get_req is 84 B");

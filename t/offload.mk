@@ -19,6 +19,21 @@ OFFLOAD_PY_TESTS = t/offload_e2e.py t/offload_race.py t/offload_hostile.py
 TESTS += $(OFFLOAD_PY_TESTS)
 dist_check_SCRIPTS += $(OFFLOAD_PY_TESTS)
 
+# The wire constants and layouts of the C headers, for the Python tests
+# (t/rdnwire.py runs it at import).
+check_PROGRAMS += t/wire_dump
+t_wire_dump_SOURCES = t/wire_dump.c
+EXTRA_DIST += t/rdnwire.py
+
+# docs/wire.md's tables against the C headers, docs/design.md's GET chain
+# against the pipeline as built.
+check_PROGRAMS += t/pipeline_dump
+t_pipeline_dump_SOURCES = t/pipeline_dump.c
+t_pipeline_dump_LDADD = $(OFLTABLE_LIBS)
+TESTS += t/test_wire_doc.py t/test_design_doc.py
+dist_check_SCRIPTS += t/test_wire_doc.py t/test_design_doc.py
+EXTRA_DIST += docs/wire.md docs/design.md
+
 # The RPC baseline server against a client that never takes its replies.
 check_PROGRAMS += t/test_bl_replies
 TESTS += t/test_bl_replies

@@ -25,7 +25,6 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <libmemcached/memcached.h>
 #include <netinet/in.h>
@@ -39,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/byteorder.h"
 #include "proto/keyhash.h"
 #include "proto/rdn_framing.h"
 #include "rdn/librdn/client.h"
@@ -424,15 +424,15 @@ static const char *bare_answer(struct bare *b, const char *key)
 static void fill_req(struct bare *b, const char *key, struct rdn_get_req *r)
 {
     struct rdn_keyhash kh;
-    uint64_t cmp;
+    be64 cmp;
 
     rdn_keyhash(key, strlen(key), b->geo.hashpower, &kh);
-    cmp = htobe64(rdn_slot_match(kh.fp));
-    r->bucket_addr[0] = htobe64(rdn_bucket_addr(&b->geo, kh.bucket1));
-    r->bucket_addr[1] = htobe64(rdn_bucket_addr(&b->geo, kh.bucket2));
+    cmp = cpu_to_be64(rdn_slot_match(kh.fp));
+    r->bucket_addr[0] = cpu_to_be64(rdn_bucket_addr(&b->geo, kh.bucket1));
+    r->bucket_addr[1] = cpu_to_be64(rdn_bucket_addr(&b->geo, kh.bucket2));
     for (int i = 0; i < RDN_REQ_CMP; i++)
         r->compare[i] = cmp;
-    r->req_id = htobe32((uint32_t)b->nic.sent);
+    r->req_id = cpu_to_be32((uint32_t)b->nic.sent);
 }
 
 static int hostile(const char *kind)
@@ -449,7 +449,7 @@ static int hostile(const char *kind)
     if (strcmp(kind, "random") == 0) {
         bare_send(&b, junk, sizeof(r));
     } else if (strcmp(kind, "range") == 0) {
-        r.bucket_addr[1] = htobe64(b.geo.table_addr + (UINT64_C(1) << 40));
+        r.bucket_addr[1] = cpu_to_be64(b.geo.table_addr + (UINT64_C(1) << 40));
         bare_send(&b, &r, sizeof(r));
     } else if (strcmp(kind, "oversize") == 0) {
         bare_send(&b, junk, sizeof(junk));

@@ -15,6 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
+from rdnwire import RDN_KEY_MAX  # noqa: E402
 from offload_env import (ENOENT, EAGAIN, Driver, Nicd, run_driver,  # noqa
                          accepts, forged_resume, start_server)
 
@@ -33,7 +34,7 @@ def test_keys_and_values(t, srv, port):
     c = mctest.Client(srv)
     d = Driver(srv, port)
     keys = {}
-    for i, n in enumerate([1, 2, 10, 100, 249, 250]):
+    for i, n in enumerate([1, 2, 10, 100, RDN_KEY_MAX - 1, RDN_KEY_MAX]):
         k = key_of(n, i)
         v = bytes((j * 31 + n) % 256 for j in range(n * 3))
         t.eq("set %d-byte key" % n, c.set(k, v, flags=n), b"STORED\r\n")
@@ -48,7 +49,7 @@ def test_keys_and_values(t, srv, port):
         t.check("hit %r" % k[:20], st == 0 and val == v and fl == flags,
                 "status %d len %s" % (st, None if val is None else len(val)))
         t.eq("answered by the NIC %r" % k[:20], src, "nic")
-    for n in [1, 50, 250]:
+    for n in [1, 50, RDN_KEY_MAX]:
         st, src, _, _, val = d.get1(b"m" * n)
         t.eq("miss of a %d-byte key" % n, (st, src, val), (ENOENT, "nic",
                                                           None))
@@ -380,7 +381,7 @@ def server_crash(t, nkeys, args=(), forge=False):
     # the welcome's random token is not.
     if forge:
         t.eq("crash: a forged RESUME is rejected",
-             forged_resume(rdn_port, d.stats()["id"], 0x1234), -2)
+             forged_resume(rdn_port, d.stats()["id"], 0x1234), ENOENT)
     round_ok()
     t.check("crash: GETs right after the restart", not bad, repr(bad[:3]))
     c = mctest.Client(Srv)

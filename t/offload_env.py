@@ -7,6 +7,7 @@ t/mctest.py, which kills it too), and t/offload_driver, the RDMA client
 the tests drive over pipes. Python 3 standard library only.
 """
 import atexit
+import errno
 import os
 import shutil
 import signal
@@ -16,6 +17,7 @@ import tempfile
 import time
 
 import mctest
+import rdnwire
 
 TOP = mctest.TOP_BUILDDIR
 NICD = os.path.join(TOP, "rdn", "softnic", "rdn-nicd")
@@ -84,18 +86,16 @@ def forged_resume(port, client_id, token):
     """Sends a RESUME (proto/rdn_wire.h) on a new handshake connection:
     the REJECT status it gets (a negative errno), 0 for another answer,
     None if the server just hangs up."""
-    import struct
-    payload = struct.pack("<QII", token, client_id, 0)
+    payload = rdnwire.LAYOUTS["rdn_resume"].pack(token=token,
+                                                 client_id=client_id)
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     try:
-        s.sendall(struct.pack("<IHHII", 0x314E4452, 2, 7, len(payload), 0) +
-                  payload)
-        hdr = s.recv(16, socket.MSG_WAITALL)
-        if len(hdr) < 16:
+        s.sendall(rdnwire.msg(rdnwire.RDN_MSG_RESUME, payload))
+        reply = rdnwire.read_msg(s)
+        if reply is None:
             return None
-        mtype, n = struct.unpack("<4xHHI4x", hdr)[1:]
-        body = s.recv(n, socket.MSG_WAITALL)
-        return struct.unpack("<i", body[:4])[0] if mtype == 3 else 0
+        status = rdnwire.reject_status(reply)
+        return 0 if status is None else status
     finally:
         s.close()
 
@@ -188,5 +188,5 @@ def run_driver(srv, rdn_port, *args, timeout=120):
     return p.returncode, out.decode()
 
 
-ENOENT = -2
-EAGAIN = -11
+ENOENT = -errno.ENOENT
+EAGAIN = -errno.EAGAIN

@@ -12,58 +12,35 @@ After each, a well-behaved client still gets right answers from the NIC
 and the server still serves TCP; broken clients are counted in
 rdn_qp_errors.
 """
+import errno
 import os
 import socket
-import struct
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
+import rdnwire as w  # noqa: E402
 from offload_env import Driver, Nicd, run_driver, start_server  # noqa
 
-MAGIC = 0x314E4452
-HELLO, WELCOME, REJECT, REFRESH, GEOMETRY, HITS, RESUME = 1, 2, 3, 4, 5, 6, 7
-ENOENT, EINVAL, EPROTO, EMSGSIZE, EUSERS, EPROTONOSUPPORT = \
-    2, 22, 71, 90, 87, 93
+HELLO, REFRESH, GEOMETRY, HITS, RESUME = (w.RDN_MSG_HELLO, w.RDN_MSG_REFRESH,
+                                          w.RDN_MSG_GEOMETRY, w.RDN_MSG_HITS,
+                                          w.RDN_MSG_RESUME)
 KEYS = [b"good-%d" % i for i in range(16)]
-
-
-def msg(mtype, payload=b"", version=2):
-    return struct.pack("<IHHII", MAGIC, version, mtype, len(payload),
-                       0) + payload
+msg = w.msg
+read_reply = w.read_msg
 
 
 def hello(slot_size=1 << 21, depth=4, flags=0):
-    return struct.pack("<32sQIIII", b"\0" * 32, 0x10000, 1, slot_size,
-                       depth, flags)
-
-
-def read_reply(s):
-    """(type, payload) of one message, or None on EOF/timeout."""
-    buf = b""
-    try:
-        while len(buf) < 16:
-            d = s.recv(16 - len(buf))
-            if not d:
-                return None
-            buf += d
-        magic, _, mtype, n, _ = struct.unpack("<IHHII", buf)
-        payload = b""
-        while len(payload) < n:
-            d = s.recv(n - len(payload))
-            if not d:
-                return None
-            payload += d
-        return mtype, payload
-    except socket.timeout:
-        return None
+    return w.LAYOUTS["rdn_hello"].pack(buf_addr=0x10000, buf_rkey=1,
+                                       slot_size=slot_size, depth=depth,
+                                       flags=flags)
 
 
 def rejected(reply):
-    if not reply or reply[0] != REJECT:
-        return None
-    return -struct.unpack("<i", reply[1][:4])[0]
+    """The errno of a REJECT reply (positive), None for anything else."""
+    status = w.reject_status(reply)
+    return None if status is None else -status
 
 
 def ctl(port):
@@ -141,21 +118,23 @@ def test_handshake(t, srv, port, good):
     t.check("garbage: connection closed", closed(s))
     s.close()
     s = ctl(port)
-    s.sendall(msg(HELLO, hello(), version=7))
+    s.sendall(msg(HELLO, hello(), version=w.RDN_WIRE_VERSION + 1))
     t.eq("wrong version: rejected", rejected(read_reply(s)),
-         EPROTONOSUPPORT)
+         errno.EPROTONOSUPPORT)
     s.close()
     s = ctl(port)
     s.sendall(msg(HELLO, hello(slot_size=4096)))
-    t.eq("slots too small: rejected", rejected(read_reply(s)), EMSGSIZE)
+    t.eq("slots too small: rejected", rejected(read_reply(s)),
+         errno.EMSGSIZE)
     s.close()
     s = ctl(port)
     s.sendall(msg(HELLO, hello(flags=0x80)))
-    t.eq("unknown hello flags: rejected", rejected(read_reply(s)), EINVAL)
+    t.eq("unknown hello flags: rejected", rejected(read_reply(s)),
+         errno.EINVAL)
     s.close()
     s = ctl(port)
     s.sendall(msg(HELLO, hello()[:20]))
-    t.eq("short hello: rejected", rejected(read_reply(s)), EPROTO)
+    t.eq("short hello: rejected", rejected(read_reply(s)), errno.EPROTO)
     s.close()
     s = ctl(port)
     s.sendall(msg(HITS, b"\x01\x00\x03abc"))
@@ -165,25 +144,26 @@ def test_handshake(t, srv, port, good):
     s.sendall(msg(REFRESH))
     r = read_reply(s)
     t.check("REFRESH before HELLO: geometry", r and r[0] == GEOMETRY and
-            len(r[1]) == 64)
+            len(r[1]) == w.LAYOUTS["rdn_geometry"].size)
     s.sendall(msg(REFRESH, b"x"))
     t.check("REFRESH with a payload: closed", closed(s))
     s.close()
     s = ctl(port)
-    s.sendall(struct.pack("<IHHII", MAGIC, 2, HELLO, 1 << 30, 0))
+    s.sendall(msg(HELLO, length=1 << 30))
     t.check("huge length: closed", closed(s))
     s.close()
     # Taking over a client: the live ones have their connection, and a
-    # guessed id without the client's buffer key names nobody.
+    # guessed id with a guessed token names nobody.
     for cid in range(1, 9):
         s = ctl(port)
-        s.sendall(msg(RESUME, struct.pack("<QII", 0x10000 + cid, cid, 0)))
+        s.sendall(msg(RESUME, w.LAYOUTS["rdn_resume"].pack(
+            token=0x10000 + cid, client_id=cid)))
         t.eq("RESUME of client %d: rejected" % cid, rejected(read_reply(s)),
-             ENOENT)
+             errno.ENOENT)
         s.close()
     s = ctl(port)
     s.sendall(msg(RESUME, b"short"))
-    t.eq("short RESUME: rejected", rejected(read_reply(s)), EPROTO)
+    t.eq("short RESUME: rejected", rejected(read_reply(s)), errno.EPROTO)
     s.close()
     still_fine(t, srv, good, "handshake garbage")
 
@@ -193,7 +173,7 @@ def test_too_many(t, srv, port, good):
     idle = [ctl(port), ctl(port)]
     time.sleep(0.3)
     s = ctl(port)
-    t.eq("one too many: rejected", rejected(read_reply(s)), EUSERS)
+    t.eq("one too many: rejected", rejected(read_reply(s)), errno.EUSERS)
     s.close()
     for i in idle:
         i.close()

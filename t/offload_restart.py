@@ -32,13 +32,18 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
+import rdnwire as w  # noqa: E402
 from offload_env import Driver, Nicd, _procs, accepts  # noqa: E402
 
 MB = 1024 * 1024
-MAGIC = b"RDNMCSB1"
-OFL_MAGIC = b"RDNOFL05"  # rdn/offload/persist.c's state
-VERSION = struct.pack("<I", 2)  # memcached/persist_int.h's PERSIST_VERSION
-SB_TABLE_SEQ, SB_TABLES, TABLE_REC = 104, 112, 48
+OFL_MAGIC = b"RDNOFL05"  # rdn/offload/persist.c's state (no header has it)
+# The superblock (memcached/persist_int.h) and what the NIC reads
+# (proto/table.h, proto/item.h), as t/wire_dump prints them.
+SB, TABLE_REC = w.LAYOUTS["persist_sb"], w.LAYOUTS["persist_table"]
+BUCKET, SLOT = w.LAYOUTS["rdn_bucket"], w.LAYOUTS["rdn_slot"]
+DESC, ITEM = w.LAYOUTS["mlx5_data_seg"], w.LAYOUTS["rdn_item"]
+MAGIC = struct.pack("<Q", w.PERSIST_MAGIC)
+VERSION = struct.pack("<I", w.PERSIST_VERSION)
 REFUSED = "rdn: persistent table refused:"
 ADOPTED = "rdn: re-attached"
 
@@ -284,7 +289,7 @@ def find_all(pid, pattern):
 def find_superblock(pid):
     """The address of our superblock in pid's memory, or None."""
     for at in find_all(pid, MAGIC):
-        if peek(pid, at + 8, 4) == VERSION:
+        if peek(pid, at + SB.offset("version"), 4) == VERSION:
             return at
     return None
 
@@ -304,19 +309,24 @@ def poke(pid, addr, data):
 def corrupt_slots(pid, sb, n):
     """Moves the descriptors of n occupied slots off their items; returns
     the keys of the items they named."""
-    seq = struct.unpack("<Q", peek(pid, sb + SB_TABLE_SEQ, 8))[0]
-    rec = sb + SB_TABLES + TABLE_REC * (seq & 1)
-    buckets, hashpower = struct.unpack("<QQ", peek(pid, rec, 16))
-    table = peek(pid, buckets, 96 << hashpower)
-    words = [table[i:i + 8] for i in range(0, len(table), 24)]
+    seq = struct.unpack("<Q", peek(pid, sb + SB.offset("table_seq"), 8))[0]
+    rec = TABLE_REC.unpack(peek(pid, sb + SB.offset("table") +
+                                TABLE_REC.size * (seq & 1), TABLE_REC.size))
+    buckets = rec["buckets"]
+    table = peek(pid, buckets, BUCKET.size << rec["hashpower"])
+    match = SLOT.offset("match")
+    words = [table[i + match:i + match + 8]
+             for i in range(0, len(table), SLOT.size)]
     empty = max(set(words), key=words.count)
     keys = []
     for s, w in enumerate(words):
         if w != empty and len(keys) < n:
-            at = buckets + s * 24 + 16
+            at = (buckets + s * SLOT.size + SLOT.offset("desc") +
+                  DESC.offset("addr"))
             addr = struct.unpack(">Q", peek(pid, at, 8))[0]
-            nkey = struct.unpack("<H", peek(pid, addr + 20, 2))[0]
-            keys.append(peek(pid, addr + 24, nkey))
+            nkey = struct.unpack(
+                "<H", peek(pid, addr + ITEM.offset("nkey"), 2))[0]
+            keys.append(peek(pid, addr + ITEM.size, nkey))
             poke(pid, at, struct.pack(">Q", addr + 8))
     return keys
 
@@ -361,8 +371,9 @@ def test_corrupt_superblock_refused(t, nicd):
         # No server runs now: the memory lives in rdn-nicd alone.
         sb = find_superblock(nicd.proc.pid)
         if t.check("superblock found in rdn-nicd", sb is not None):
-            b = peek(nicd.proc.pid, sb + 16, 1)
-            poke(nicd.proc.pid, sb + 16, bytes([b[0] ^ 0x40]))
+            geo = sb + SB.offset("geo")
+            b = peek(nicd.proc.pid, geo, 1)
+            poke(nicd.proc.pid, geo, bytes([b[0] ^ 0x40]))
         t.check("restarted over the corrupt superblock", srv.start())
         log = srv.log()
         t.check("refusal logged", REFUSED in log and "superblock" in log,

@@ -8,7 +8,6 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "memcached/arena.h"
 #include "memcached/assoc.h"
+#include "proto/barrier.h"
 #include "t/support/testutil.h"
 
 /* ---- items and keys --------------------------------------------------- */
@@ -29,7 +29,7 @@ static struct rdn_item *item_new(const char *key, const char *value)
     struct rdn_item *it = calloc(1, rdn_item_total_len(nkey, nbytes));
 
     REQUIRE(it != NULL);
-    it->stamp = __atomic_fetch_add(&next_stamp, 1, __ATOMIC_RELAXED);
+    it->stamp = fetch_add_relaxed(&next_stamp, 1);
     it->nkey = (uint16_t)nkey;
     it->nbytes = (uint32_t)nbytes;
     memcpy(rdn_item_key(it), key, nkey);
@@ -375,7 +375,7 @@ static struct rdn_item *arena_item(const char *key, const char *value)
     struct rdn_item *it = arena_page_alloc(rdn_item_total_len(nkey, nbytes));
 
     REQUIRE(it != NULL);
-    it->stamp = __atomic_fetch_add(&next_stamp, 1, __ATOMIC_RELAXED);
+    it->stamp = fetch_add_relaxed(&next_stamp, 1);
     it->nkey = (uint16_t)nkey;
     it->nbytes = (uint32_t)nbytes;
     memcpy(rdn_item_key(it), key, nkey);
@@ -390,11 +390,10 @@ static struct rdn_item *arena_item(const char *key, const char *value)
  * tombstone) inside the arena, no longer than the longest item
  * (rdn_offload_arena_map registers that much past the arena's end).
  */
-static bool desc_executable(uint64_t count_word, uint64_t addr_word,
-                            size_t longest)
+static bool desc_executable(uint64_t count_word, be64 addr_word, size_t longest)
 {
     const uint8_t *cw = (const uint8_t *)&count_word;
-    uint64_t addr = be64toh(addr_word);
+    uint64_t addr = be64_to_cpu(addr_word);
     uint64_t base = (uintptr_t)arena_base();
 
     return be32_at(cw + 4) == RACE_LKEY && be32_at(cw) >= 32 &&
@@ -422,7 +421,7 @@ static void check_mixes(const uint64_t *pre, const uint64_t *post,
                 w[k] = (mix >> k & 1 ? post : pre) + s * 3 + k;
             if (*w[0] == empty)
                 continue;
-            REQUIRE(desc_executable(*w[1], *w[2], longest));
+            REQUIRE(desc_executable(*w[1], *(const be64 *)w[2], longest));
         }
 }
 
@@ -814,9 +813,9 @@ enum { WRITERS = 2, PER_WRITER = 40000, READERS = 2 };
 struct shared {
     struct rdn_item *items[WRITERS][PER_WRITER];
     struct rdn_item *repl[WRITERS][PER_WRITER];
-    _Atomic unsigned published[WRITERS];
-    _Atomic int writers_done;
-    _Atomic long misses, wrong, lookups;
+    unsigned published[WRITERS];
+    int writers_done;
+    long misses, wrong, lookups;
 };
 
 static struct shared *sh;
@@ -837,11 +836,11 @@ static void *writer(void *arg)
         key_name(key, w ? "w1" : "w0", i);
         assoc_keyhash(key, strlen(key), &kh);
         REQUIRE(assoc_insert(it, &kh) == 0);
-        atomic_store(&sh->published[w], i + 1);
+        store_seq_cst(&sh->published[w], i + 1);
         if (i % 8 == 0)
             REQUIRE(assoc_replace(it, sh->repl[w][i], &kh) == 0);
     }
-    atomic_fetch_add(&sh->writers_done, 1);
+    fetch_add_seq_cst(&sh->writers_done, 1);
     return NULL;
 }
 
@@ -851,10 +850,10 @@ static void *reader(void *arg)
     unsigned seed = (unsigned)(uintptr_t)arg * 7919 + 1;
     char key[64];
 
-    while (atomic_load(&sh->writers_done) < WRITERS) {
+    while (load_seq_cst(&sh->writers_done) < WRITERS) {
         for (int k = 0; k < 64; k++) {
             unsigned w = rand_r(&seed) % WRITERS;
-            unsigned n = atomic_load(&sh->published[w]);
+            unsigned n = load_seq_cst(&sh->published[w]);
             unsigned i;
             struct rdn_item *it;
 
@@ -863,11 +862,11 @@ static void *reader(void *arg)
             i = rand_r(&seed) % n;
             key_name(key, w ? "w1" : "w0", i);
             it = find_key(key);
-            atomic_fetch_add(&sh->lookups, 1);
+            fetch_add_seq_cst(&sh->lookups, 1);
             if (it == NULL)
-                atomic_fetch_add(&sh->misses, 1);
+                fetch_add_seq_cst(&sh->misses, 1);
             else if (it != sh->items[w][i] && it != sh->repl[w][i])
-                atomic_fetch_add(&sh->wrong, 1);
+                fetch_add_seq_cst(&sh->wrong, 1);
         }
     }
     return NULL;
@@ -902,8 +901,8 @@ START_TEST(test_concurrent_growth)
     for (unsigned r = 0; r < READERS; r++)
         pthread_join(rt[r], NULL);
 
-    long lookups = atomic_load(&sh->lookups), misses = atomic_load(&sh->misses),
-         wrong = atomic_load(&sh->wrong);
+    long lookups = load_seq_cst(&sh->lookups),
+         misses = load_seq_cst(&sh->misses), wrong = load_seq_cst(&sh->wrong);
     ck_assert_int_gt(lookups, 0);
     ck_assert_int_eq(misses, 0);
     ck_assert_int_eq(wrong, 0);
@@ -927,21 +926,21 @@ END_TEST
 
 /* ---- hooks ------------------------------------------------------------- */
 
-static _Atomic int maps, unmaps;
-static _Atomic size_t mapped_bytes;
+static int maps, unmaps;
+static size_t mapped_bytes;
 
 static void *count_map(size_t len, void *ctx)
 {
     ck_assert_ptr_eq(ctx, &maps);
-    atomic_fetch_add(&maps, 1);
-    atomic_fetch_add(&mapped_bytes, len);
+    fetch_add_seq_cst(&maps, 1);
+    fetch_add_seq_cst(&mapped_bytes, len);
     return arena_anon_hooks.map(len, NULL);
 }
 
 static void count_unmap(void *addr, size_t len, void *ctx)
 {
-    atomic_fetch_add(&unmaps, 1);
-    atomic_fetch_sub(&mapped_bytes, len);
+    fetch_add_seq_cst(&unmaps, 1);
+    fetch_sub_seq_cst(&mapped_bytes, len);
     arena_anon_hooks.unmap(addr, len, NULL);
 }
 
@@ -952,15 +951,15 @@ START_TEST(test_table_hooks)
     struct assoc_info info;
 
     ck_assert_int_eq(assoc_init(5, &hooks), 0);
-    ck_assert_int_eq(atomic_load(&maps), 1);
-    ck_assert_uint_eq(atomic_load(&mapped_bytes), 32 * 96);
+    ck_assert_int_eq(load_seq_cst(&maps), 1);
+    ck_assert_uint_eq(load_seq_cst(&mapped_bytes), 32 * 96);
     ck_assert_int_eq(assoc_expand(true), 0);
     ck_assert_int_eq(assoc_expand(true), 0);
     wait_stable(&info);
-    ck_assert_int_eq(atomic_load(&maps), 3);
+    ck_assert_int_eq(load_seq_cst(&maps), 3);
     assoc_stop();
-    ck_assert_int_eq(atomic_load(&unmaps), 3);
-    ck_assert_uint_eq(atomic_load(&mapped_bytes), 0);
+    ck_assert_int_eq(load_seq_cst(&unmaps), 3);
+    ck_assert_uint_eq(load_seq_cst(&mapped_bytes), 0);
 }
 END_TEST
 

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/barrier.h"
 #include "proto/rdn_framing.h"
 #include "rdn/baseline/baseline_srv.h"
 #include "rdn/baseline/baseline_wire.h"
@@ -41,19 +42,19 @@ static const struct rdn_item *cache_get(void *ctx, const char *key, size_t nkey,
     (void)ctx;
     (void)key;
     (void)nkey;
-    if (__atomic_load_n(&cache.ngets, __ATOMIC_SEQ_CST) >= NREQ) {
+    if (load_seq_cst(&cache.ngets) >= NREQ) {
         *ref = NULL;
         return NULL;
     }
-    *ref = &cache.refs[__atomic_fetch_add(&cache.ngets, 1, __ATOMIC_SEQ_CST)];
+    *ref = &cache.refs[fetch_add_seq_cst(&cache.ngets, 1)];
     return cache.item;
 }
 
 static void cache_put(void *ctx, void *ref)
 {
     (void)ctx;
-    __atomic_add_fetch((int *)ref, 1, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&cache.nputs, 1, __ATOMIC_SEQ_CST);
+    fetch_add_seq_cst((int *)ref, 1);
+    fetch_add_seq_cst(&cache.nputs, 1);
 }
 
 static void nap_ms(long ms)
@@ -145,10 +146,9 @@ START_TEST(unanswered_replies_release_each_ref_once)
 
     /* The server drops the client by itself and releases what it took. */
     for (int t = 0; t < WAIT_MS / 10; t++) {
-        int gets = __atomic_load_n(&cache.ngets, __ATOMIC_SEQ_CST);
+        int gets = load_seq_cst(&cache.ngets);
 
-        if (gets >= DEPTH &&
-            __atomic_load_n(&cache.nputs, __ATOMIC_SEQ_CST) == gets)
+        if (gets >= DEPTH && load_seq_cst(&cache.nputs) == gets)
             break;
         nap_ms(10);
     }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/byteorder.h"
 #include "rdn/chain/chain.h"
 #include "t/support/testutil.h"
 
@@ -234,7 +235,7 @@ START_TEST(ring_wrap)
     ck_assert_ptr_eq(l.ptr, ring + 8);
     ck_assert_uint_eq(l.lkey, ring_mr.lkey);
     ck_assert_uint_eq(l.rkey, ring_mr.rkey);
-    ck_assert_uint_eq(be64toh(*(uint64_t *)l.ptr), 0x300);
+    ck_assert_uint_eq(be64_to_cpu(*(be64 *)l.ptr), 0x300);
     ck_assert_int_eq(chain_field(&w, CHAIN_F_BYTE_COUNT, 9, &l), 0);
     ck_assert_ptr_eq(l.ptr, ring + 64 + 3 * 16); /* (7*64+11*16) % 512 */
     ck_assert_int_eq(chain_field(&w, CHAIN_F_DATA, 10, &l), -EINVAL);
@@ -293,7 +294,7 @@ START_TEST(fields)
     ck_assert_ptr_eq(l.ptr, ring + 64 + 28);
     ck_assert_int_eq(chain_field(&w, CHAIN_F_RADDR, 0, &l), -EINVAL);
     ck_assert_int_eq(chain_wqe_set_index(&w, 0xabcdef01), 0);
-    ck_assert_uint_eq(be32toh(*(uint32_t *)(ring + 64 + 24)), 0xabcdef01);
+    ck_assert_uint_eq(be32_to_cpu(*(be32 *)(ring + 64 + 24)), 0xabcdef01);
 }
 END_TEST
 
@@ -373,14 +374,14 @@ START_TEST(scatter_helpers)
         ck_assert_int_eq(chain_compare_id48_sges(&cas, sg), 2);
         chain_put_be64(ring + 64 + 40, chain_ctrl_word(0, 1, 0));
         scatter(sg, 2, (const uint8_t *)&le);
-        got = be64toh(*(uint64_t *)(ring + 64 + 40));
+        got = be64_to_cpu(*(be64 *)(ring + 64 + 40));
         ck_assert_uint_eq(got, chain_ctrl_word(0, 1, keys[i]));
 
         chain_field(&wait, CHAIN_F_INDEX, 0, &idx);
         ck_assert_int_eq(chain_be32_le_sges(idx, sg), 4);
         le = htole64(0x89abcdefu);
         scatter(sg, 4, (const uint8_t *)&le);
-        ck_assert_uint_eq(be32toh(*(uint32_t *)idx.ptr), 0x89abcdef);
+        ck_assert_uint_eq(be32_to_cpu(*(be32 *)idx.ptr), 0x89abcdef);
     }
     ck_assert_int_lt(chain_compare_id48_sges(&nop, sg), 0);
 }
@@ -397,7 +398,7 @@ START_TEST(signaled_counts)
     ck_assert_uint_eq(b.cq_count, 2);
     ck_assert_uint_eq(chain_cq_expect(&cq, 3), 5);
     ck_assert_int_eq(chain_wait_wqe(&q, &b, 0, &a), 0);
-    ck_assert_uint_eq(be32toh(*(uint32_t *)(ring + 3 * 64 + 24)), 2);
+    ck_assert_uint_eq(be32_to_cpu(*(be32 *)(ring + 3 * 64 + 24)), 2);
     ck_assert_int_eq(chain_wait_wqe(&q, &a, 0, NULL), -EINVAL);
 }
 END_TEST

@@ -8,10 +8,10 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
+#include "proto/byteorder.h"
 #include "rdn/programs/count_while.h"
 #include "rdn/programs/counter_loop.h"
 #include "t/support/chain_testutil.h"
@@ -204,21 +204,21 @@ static uint64_t field_be64(const struct chain_wqe *w, enum chain_field f,
                            unsigned i)
 {
     struct chain_loc l;
-    uint64_t v;
+    be64 v;
 
     ck_assert_int_eq(chain_field(w, f, i, &l), 0);
     memcpy(&v, l.ptr, 8);
-    return be64toh(v);
+    return be64_to_cpu(v);
 }
 
 static uint32_t field_be32(const struct chain_wqe *w, enum chain_field f)
 {
     struct chain_loc l;
-    uint32_t v;
+    be32 v;
 
     ck_assert_int_eq(chain_field(w, f, 0, &l), 0);
     memcpy(&v, l.ptr, 4);
-    return be32toh(v);
+    return be32_to_cpu(v);
 }
 
 /*

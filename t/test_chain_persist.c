@@ -11,7 +11,6 @@
 #include "config.h"
 
 #include <check.h>
-#include <endian.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proto/byteorder.h"
 #include "t/support/chain_testutil.h"
 #include "t/support/nicd_testutil.h"
 
@@ -64,7 +64,7 @@ static void build_child(int wfd)
     b.scqn = q.scq->num;
     b.rcqn = q.rcq->num;
     b.rq_db = (uintptr_t)q.rq_db.ptr;
-    b.rq_count = be32toh(*(uint32_t *)q.rq_db.ptr);
+    b.rq_count = be32_to_cpu(*(be32 *)q.rq_db.ptr);
     b.sink = (uintptr_t)q.sink.ptr;
     memcpy(b.wqe, q.sq.buf, sizeof(b.wqe));
     nicd_pipe_write(wfd, &b, sizeof(b));
@@ -106,7 +106,7 @@ static void attach_child(const struct built *b)
     ck_assert_uint_eq(q.rq_size, RQ_SIZE);
     ck_assert_uint_eq((uintptr_t)q.rq_db.ptr, b->rq_db);
     ck_assert_uint_eq(q.rq_db.len, 4);
-    ck_assert_uint_eq(be32toh(*(uint32_t *)q.rq_db.ptr), b->rq_count);
+    ck_assert_uint_eq(be32_to_cpu(*(be32 *)q.rq_db.ptr), b->rq_count);
     ck_assert_uint_eq((uintptr_t)q.sink.ptr, b->sink);
     ck_assert_mem_eq(q.sink.ptr, "sunk bytes", 11);
     ck_assert_uint_eq(q.sink.lkey, q.sink_buf.mr->lkey);

@@ -9,10 +9,11 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
+#include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "t/support/chain_testutil.h"
 
 #define MSG_LEN   8
@@ -33,8 +34,7 @@ struct fix {
 
 static uint32_t rq_db_count(const struct fix *f)
 {
-    return be32toh(
-        __atomic_load_n((uint32_t *)f->r.rq_db.ptr, __ATOMIC_ACQUIRE));
+    return be32_to_cpu(load_acquire_be32((const be32 *)f->r.rq_db.ptr));
 }
 
 static struct rnic_sge sge_at(const struct fix *f, size_t off, uint32_t len)
@@ -98,12 +98,15 @@ static void expect_recv(struct fix *f, uint64_t wr_id, const char *data)
 /* L stores count (as stored: big-endian or not) into R's record. */
 static void store_count(struct fix *f, enum store how, uint32_t count)
 {
-    uint32_t v = how == STORE_WRITE_HOST_ORDER ? count : htobe32(count);
+    be32 be = cpu_to_be32(count);
     struct rnic_sge src = sge_at(f, COUNT_OFF, 4);
     struct rnic_sge db = chain_loc_sge(f->r.rq_db);
     struct rnic_wc wc;
 
-    memcpy(f->buf.ptr + COUNT_OFF, &v, 4);
+    if (how == STORE_WRITE_HOST_ORDER)
+        memcpy(f->buf.ptr + COUNT_OFF, &count, 4);
+    else
+        memcpy(f->buf.ptr + COUNT_OFF, &be, 4);
     if (how == STORE_READ)
         ck_assert_int_eq(chain_read(&f->l, &db, 1,
                                     chain_buf_loc(&f->buf, COUNT_OFF, 4),

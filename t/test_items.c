@@ -22,6 +22,7 @@
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
+#include "proto/barrier.h"
 #include "t/support/testutil.h"
 
 static void storage_up(size_t mem_limit, bool evict)
@@ -595,14 +596,14 @@ static uint64_t test_horizon;
 static uint64_t fake_horizon(void *ctx)
 {
     (void)ctx;
-    return __atomic_load_n(&test_horizon, __ATOMIC_ACQUIRE);
+    return load_acquire(&test_horizon);
 }
 
 static void *release_limbo_later(void *arg)
 {
     (void)arg;
     usleep(50 * 1000);
-    __atomic_store_n(&test_horizon, UINT64_MAX, __ATOMIC_RELEASE);
+    store_release(&test_horizon, UINT64_MAX);
     return NULL;
 }
 
@@ -613,7 +614,7 @@ START_TEST(test_set_waits_for_limbo)
 
     /* With the horizon held back, evicted chunks stay in limbo, so the
      * full class runs out of memory after a while. */
-    __atomic_store_n(&test_horizon, 0, __ATOMIC_RELEASE);
+    store_release(&test_horizon, 0);
     slabs_set_horizon(fake_horizon, NULL);
     while (i < 6000 && (st = put_kv(i, 1000)) == ITEM_OK)
         i++;

@@ -13,12 +13,12 @@
 #include "config.h"
 
 #include <check.h>
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "proto/byteorder.h"
 #include "proto/keyhash.h"
 #include "t/support/offload_table.h"
 #include "t/support/testutil.h"
@@ -71,7 +71,7 @@ static void peer_open(struct peer *p)
 {
     peer_build(p, &w.master);
     ck_assert_msg(ofl_pipe_start(&p->l.pipe) == 0, "ofl_pipe_start: %s",
-                  chain_errmsg());
+                  ofl_errmsg());
 }
 
 static void peer_close(struct peer *p)
@@ -517,8 +517,8 @@ START_TEST(read_mid_clear_never_faults)
     expect_value("racing", "old value", 9);
 
     memset(tomb, 0, rdn_item_total_len(1, 0)); /* a fresh slot's tombstone */
-    slot->desc.byte_count = htobe32((uint32_t)rdn_item_total_len(0, 0));
-    slot->desc.addr = htobe64((uint64_t)(uintptr_t)tomb);
+    slot->desc.byte_count = cpu_to_be32((uint32_t)rdn_item_total_len(0, 0));
+    slot->desc.addr = cpu_to_be64((uint64_t)(uintptr_t)tomb);
     expect("racing", OFL_TORN);
     ck_assert(!ofl_pipe_failed(&w.a.l.pipe));
 
@@ -578,13 +578,13 @@ END_TEST
 static void build_req(const char *key, uint32_t id, struct rdn_get_req *r)
 {
     struct rdn_keyhash kh = hash(key);
-    uint64_t cmp = htobe64(rdn_slot_match(kh.fp));
+    be64 cmp = cpu_to_be64(rdn_slot_match(kh.fp));
 
-    r->bucket_addr[0] = htobe64(rdn_bucket_addr(&w.geo, kh.bucket1));
-    r->bucket_addr[1] = htobe64(rdn_bucket_addr(&w.geo, kh.bucket2));
+    r->bucket_addr[0] = cpu_to_be64(rdn_bucket_addr(&w.geo, kh.bucket1));
+    r->bucket_addr[1] = cpu_to_be64(rdn_bucket_addr(&w.geo, kh.bucket2));
     for (unsigned i = 0; i < RDN_REQ_CMP; i++)
         r->compare[i] = cmp;
-    r->req_id = htobe32(id);
+    r->req_id = cpu_to_be32(id);
 }
 
 /*
@@ -638,6 +638,24 @@ START_TEST(checker_finds_no_hazard)
 }
 END_TEST
 
+/* Each failing ofl_ call leaves a message of its own, not an earlier one. */
+START_TEST(failures_say_what_failed)
+{
+    struct ofl_pipe p;
+
+    peer_build(&w.b, &w.master);
+    ck_assert_int_eq(ofl_pipe_persist(&w.b.l.pipe, ""), -EINVAL);
+    ck_assert_str_eq(ofl_errmsg(), "pipeline name: not 1..40 characters");
+    ck_assert_int_lt(ofl_pipe_attach(w.sdev, &w.b.l.pipe.cfg, "ofl.nobody", &p),
+                     0);
+    ck_assert_msg(strstr(ofl_errmsg(), "attach ofl.nobody.ctr: ") != NULL,
+                  "got \"%s\"", ofl_errmsg());
+    ck_assert_int_eq(ofl_pipe_start(NULL), -EINVAL);
+    ck_assert_str_eq(ofl_errmsg(), "ofl_pipe_start: bad argument");
+    peer_close(&w.b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("offload_chain");
@@ -660,6 +678,7 @@ int main(void)
     tcase_add_test(tc, read_mid_clear_never_faults);
     tcase_add_test(tc, checker_finds_no_hazard);
     tcase_add_test(tc, client_reaches_no_server_memory);
+    tcase_add_test(tc, failures_say_what_failed);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -14,7 +14,6 @@
 #include "config.h"
 
 #include <check.h>
-#include <endian.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +29,7 @@
 #include "memcached/persist_int.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
+#include "proto/byteorder.h"
 #include "t/support/testutil.h"
 
 #define NKEYS       3000
@@ -286,7 +286,8 @@ static uint64_t *nth_slot(int n)
 /* The key index of the item a slot names. */
 static int key_in_slot(const uint64_t *w)
 {
-    const struct rdn_item *it = (const void *)(uintptr_t)be64toh(w[2]);
+    const struct rdn_item *it =
+        (const void *)(uintptr_t)be64_to_cpu(*(const be64 *)&w[2]);
     char key[32] = {0};
 
     memcpy(key, rdn_item_key((struct rdn_item *)it), it->nkey);
@@ -334,6 +335,7 @@ END_TEST
 START_TEST(test_one_bad_slot_dropped)
 {
     struct persist_result res;
+    struct rdn_slot *s;
     uint64_t *w;
     int victim;
 
@@ -342,8 +344,8 @@ START_TEST(test_one_bad_slot_dropped)
     victim = key_in_slot(w);
     /* A replace cut between its two descriptor stores: the length is
      * another item's. */
-    w[1] =
-        (w[1] & ~UINT64_C(0xffffffff)) | htobe32(be32toh((uint32_t)w[1]) + 8);
+    s = (struct rdn_slot *)w;
+    s->desc.byte_count = cpu_to_be32(be32_to_cpu(s->desc.byte_count) + 8);
     storage_up(true, &res);
     ck_assert(res.adopted);
     ck_assert_uint_eq(res.dropped, 1);
@@ -412,9 +414,11 @@ static void assert_refused(const struct persist_result *res, const char *why)
 START_TEST(test_two_bad_slots_refused)
 {
     struct persist_result res;
+    be64 *a;
 
     previous_process(fill);
-    nth_slot(10)[2] ^= htobe64(8);          /* off a chunk boundary */
+    a = (be64 *)&nth_slot(10)[2];
+    *a = cpu_to_be64(be64_to_cpu(*a) ^ 8);  /* off a chunk boundary */
     nth_slot(2000)[0] ^= UINT64_C(1) << 40; /* another fingerprint */
     storage_up(true, &res);
     assert_refused(&res, "more than one inconsistent slot");
@@ -427,8 +431,8 @@ START_TEST(test_torn_items_refused)
 
     previous_process(fill);
     for (int n = 0; n < 50; n++) {
-        struct rdn_item *it =
-            (struct rdn_item *)(uintptr_t)be64toh(nth_slot(n * 7)[2]);
+        struct rdn_item *it = (struct rdn_item *)(uintptr_t)be64_to_cpu(
+            *(const be64 *)&nth_slot(n * 7)[2]);
 
         *rdn_item_tail(it) += 1;
     }

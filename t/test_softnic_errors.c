@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "proto/byteorder.h"
 #include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
@@ -278,7 +279,7 @@ START_TEST(ds_zero_is_qp_operation_error)
     tw_ctrl(&w, MLX5_OPCODE_NOP, MLX5_WQE_CTRL_CQ_UPDATE);
     tq_post(&A, &w);
     c = (struct mlx5_ctrl_seg *)tq_wqe(&A, 0);
-    c->qpn_ds = htobe32(mlx5_ctrl_word1(rnic_qp_num(A.qp), 0));
+    c->qpn_ds = cpu_to_be32(mlx5_ctrl_word1(rnic_qp_num(A.qp), 0));
     post_nop(&A);
     expect_failure(RNIC_WC_LOC_QP_OP_ERR, 1);
 }

@@ -2,7 +2,7 @@
 /*
  * t/test_softnic_golden.c - golden WQE bytes. For every opcode: the bytes
  * of a WQE with known fields, written out by hand from the mlx5 layout of
- * DESIGN.md section 4 (offsets, big-endian fields, ds counts), must equal
+ * docs/softnic.md, "WQE format" (offsets, big-endian fields, ds counts), must equal
  * what proto/mlx5.h's structures and helpers produce; and WQEs whose bytes
  * are placed one by one at those offsets (no structs, no htobe) must
  * execute on softnic with the expected effect.
@@ -26,8 +26,8 @@ static void set_ctrl(struct tw *w, uint16_t idx, uint32_t qpn)
     struct mlx5_ctrl_seg *c = (struct mlx5_ctrl_seg *)w->b;
     uint8_t op = mlx5_ctrl_opcode(c);
 
-    c->opmod_idx_opcode = htobe32(mlx5_ctrl_word0(0, idx, op));
-    c->qpn_ds = htobe32(mlx5_ctrl_word1(qpn, (uint8_t)w->ds));
+    c->opmod_idx_opcode = cpu_to_be32(mlx5_ctrl_word0(0, idx, op));
+    c->qpn_ds = cpu_to_be32(mlx5_ctrl_word1(qpn, (uint8_t)w->ds));
 }
 
 static void check_bytes(const struct tw *w, const uint8_t *want, size_t n)

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "proto/byteorder.h"
 #include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
@@ -278,9 +279,9 @@ START_TEST(write_rewrites_later_wqe)
     {
         struct mlx5_ctrl_seg *c = (struct mlx5_ctrl_seg *)wr.b;
 
-        c->opmod_idx_opcode = htobe32(
+        c->opmod_idx_opcode = cpu_to_be32(
             mlx5_ctrl_word0(0, (uint16_t)nop_idx, MLX5_OPCODE_RDMA_WRITE));
-        c->qpn_ds = htobe32(mlx5_ctrl_word1(rnic_qp_num(M.qp), 3));
+        c->qpn_ds = cpu_to_be32(mlx5_ctrl_word1(rnic_qp_num(M.qp), 3));
     }
     memcpy(D.mem + 512, wr.b, 16);
     /* C: WRITE the new ctrl over M[0], WAIT for it, then SEND_EN(M, 1). */
@@ -369,7 +370,7 @@ START_TEST(recv_scatter_rewrites_later_wqe)
                                   .rq_wqe = 4,
                                   .max_recv_sge = 2,
                                   .flags = RNIC_QP_MANAGED_SEND};
-    struct mlx5_raddr_seg r = {htobe64((uintptr_t)dst), htobe32(0), 0};
+    struct mlx5_raddr_seg r = {cpu_to_be64((uintptr_t)dst), cpu_to_be32(0), 0};
     struct rnic_mr *ring_mr;
     struct tq s, rq;
     struct tw w;
@@ -399,7 +400,7 @@ START_TEST(recv_scatter_rewrites_later_wqe)
     post_wait(&C, D.rcq, 1, 0);
     post_en(&C, MLX5_OPCODE_SEND_EN, &rq, 1, 0);
     tq_ring(&C);
-    r.rkey = htobe32(D.mr->rkey);
+    r.rkey = cpu_to_be32(D.mr->rkey);
     memcpy(msg, &r, 16);
     tw_ctrl(&w, MLX5_OPCODE_SEND, 0);
     tw_data(&w, 16, D.mr->lkey, msg);

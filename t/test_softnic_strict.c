@@ -16,6 +16,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "proto/byteorder.h"
 #include "t/support/test_softnic_util.h"
 
 #define ALL_ACCESS                                                             \
@@ -57,7 +58,7 @@ static uint32_t post_placeholder(struct rig *r, struct tq *t, uint8_t *src)
     idx = tq_post(t, &w);
     memcpy(src, tq_wqe(t, idx), 16);
     ((struct mlx5_ctrl_seg *)src)->opmod_idx_opcode =
-        htobe32(mlx5_ctrl_word0(0, (uint16_t)idx, MLX5_OPCODE_RDMA_WRITE));
+        cpu_to_be32(mlx5_ctrl_word0(0, (uint16_t)idx, MLX5_OPCODE_RDMA_WRITE));
     return idx;
 }
 

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -19,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "proto/byteorder.h"
 #include "proto/keyhash.h"
 #include "proto/rdn_framing.h"
 #include "rdn/baseline/baseline_cli.h"
@@ -41,7 +41,6 @@ struct bl_conn {
     struct bl_loc last;
     uint32_t next_id;
     int timeout_ms; /* for each answer (bl_set_timeout) */
-    uint64_t torn;
     bool broken; /* a request failed: requests and answers may be out of
                     step, so the connection answers nothing any more */
 };
@@ -95,15 +94,31 @@ static int open_nic(struct bl_conn *c, const char *device)
                              .max_recv_sge = 1};
     int rc = rnic_open(device, NULL, &c->dev);
 
-    if (rc == 0)
-        rc = chain_q_open(c->dev, &a, &c->q);
-    if (rc == 0)
-        rc = chain_buf_open(c->dev, BL_BUCKETS + BL_ITEM_MAX,
-                            RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE,
-                            &c->buf);
-    if (rc == 0 && c->kind != BL_ONESIDED)
+    if (rc < 0)
+        return rc;
+    rc = chain_q_open(c->dev, &a, &c->q);
+    if (rc < 0)
+        goto err_close_dev;
+    rc = chain_buf_open(c->dev, BL_BUCKETS + BL_ITEM_MAX,
+                        RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE,
+                        &c->buf);
+    if (rc < 0)
+        goto err_close_q;
+    if (c->kind != BL_ONESIDED) {
         rc = chain_buf_open(c->dev, sizeof(struct bl_rpc_req),
                             RNIC_ACCESS_LOCAL_WRITE, &c->req);
+        if (rc < 0)
+            goto err_close_buf;
+    }
+    return 0;
+
+err_close_buf:
+    chain_buf_close(&c->buf);
+err_close_q:
+    chain_q_close(&c->q);
+err_close_dev:
+    rnic_close(c->dev);
+    c->dev = NULL;
     return rc;
 }
 
@@ -157,19 +172,26 @@ int bl_connect(const char *host, int bl_port, int rdn_port, enum bl_kind kind,
     c->kind = kind;
     c->fd = -1;
     c->timeout_ms = BL_TIMEOUT_MS;
-    rc = kind == BL_ONESIDED ? bl_geometry(host, rdn_port, &c->geo) : 0;
-    if (rc == 0)
-        rc = c->fd = tcp_connect(host, bl_port);
-    if (rc >= 0)
-        rc = open_nic(c, device);
-    if (rc == 0)
-        rc = handshake(c);
-    if (rc < 0) {
-        bl_close(c);
-        return rc;
+    if (kind == BL_ONESIDED) {
+        rc = bl_geometry(host, rdn_port, &c->geo);
+        if (rc < 0)
+            goto err_close;
     }
+    rc = c->fd = tcp_connect(host, bl_port);
+    if (rc < 0)
+        goto err_close;
+    rc = open_nic(c, device);
+    if (rc < 0)
+        goto err_close;
+    rc = handshake(c);
+    if (rc < 0)
+        goto err_close;
     *out = c;
     return 0;
+
+err_close:
+    bl_close(c); /* closes whatever of c is open */
+    return rc;
 }
 
 void bl_close(struct bl_conn *c)
@@ -274,7 +296,6 @@ static int read_item(struct bl_conn *c, const struct bl_loc *loc,
     if (it->stamp == 0 || it->nkey == 0 || it->nkey > RDN_KEY_MAX ||
         rdn_item_total_len(it->nkey, it->nbytes) != loc->len ||
         *rdn_item_tail((struct rdn_item *)it) != it->stamp) {
-        c->torn++;
         return -EAGAIN;
     }
     *out = it;
@@ -293,8 +314,8 @@ static int onesided_try(struct bl_conn *c, const char *key, size_t nkey,
     if (rc < 0)
         return rc;
     for (unsigned i = 0; i < 2 * RDN_BUCKET_SLOTS; i++) {
-        struct bl_loc loc = {.addr = be64toh(s[i].desc.addr),
-                             .len = be32toh(s[i].desc.byte_count)};
+        struct bl_loc loc = {.addr = be64_to_cpu(s[i].desc.addr),
+                             .len = be32_to_cpu(s[i].desc.byte_count)};
         const struct rdn_item *it;
 
         if (s[i].match != match)
@@ -406,9 +427,4 @@ int bl_read(struct bl_conn *c, const struct bl_loc *loc,
     if (rc < 0 && rc != -EAGAIN)
         c->broken = true;
     return rc;
-}
-
-uint64_t bl_torn_retries(const struct bl_conn *c)
-{
-    return c->torn;
 }

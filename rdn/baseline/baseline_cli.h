@@ -35,10 +35,14 @@ struct bl_conn;
 /*
  * Connects a client of kind to the baseline port. One-sided clients also
  * ask the offload's handshake port (rdn_port) for the table geometry.
- * device: NULL means $RDN_DEVICE, else "softnic".
+ * device: NULL means $RDN_DEVICE, else "softnic". Returns 0 with *out
+ * set, or -EINVAL, -ENOMEM, a TCP connection error, -EPROTO (a bad
+ * answer), the server's REJECT status, or the NIC's error. The caller
+ * closes the connection with bl_close().
  */
 int bl_connect(const char *host, int bl_port, int rdn_port, enum bl_kind kind,
                const char *device, struct bl_conn **out);
+/* Tears the connection down (the server frees its side); NULL: no-op. */
 void bl_close(struct bl_conn *c);
 
 /*
@@ -48,6 +52,11 @@ void bl_close(struct bl_conn *c);
  */
 int bl_set_timeout(struct bl_conn *c, int timeout_ms);
 
+/*
+ * Gets key (1..250 bytes) the way c's kind does; on 0, *it points into the
+ * connection's buffer until the next call. Returns the values listed at
+ * the top (0, -ENOENT, -EAGAIN, or an error that breaks c).
+ */
 int bl_get(struct bl_conn *c, const char *key, size_t nkey,
            const struct rdn_item **it);
 
@@ -58,16 +67,23 @@ struct bl_loc {
     uint32_t rkey;
 };
 
-/* One-sided: the place of the item the last successful bl_get() read. */
+/*
+ * One-sided: copies the place of the item the last successful bl_get()
+ * read into *out. Returns 0, or -EINVAL (not one-sided, or no item read
+ * yet).
+ */
 int bl_last_loc(const struct bl_conn *c, struct bl_loc *out);
-/* One READ of loc; checks the stamps (0, or -EAGAIN if torn). */
+/*
+ * One READ of loc ("ideal"), stamps checked; *it as bl_get()'s. Returns 0,
+ * -EAGAIN (torn), -EINVAL (not one-sided), or an error that breaks c.
+ */
 int bl_read(struct bl_conn *c, const struct bl_loc *loc,
             const struct rdn_item **it);
 
-/* The table geometry, asked on the offload's handshake port (REFRESH). */
+/*
+ * Asks the offload's handshake port for the table geometry (one REFRESH
+ * on a connection of its own). Returns 0, a TCP error, or -EPROTO.
+ */
 int bl_geometry(const char *host, int rdn_port, struct rdn_geometry *g);
-
-/* Torn reads caught and retried so far. */
-uint64_t bl_torn_retries(const struct bl_conn *c);
 
 #endif /* RDN_BASELINE_BASELINE_CLI_H */

@@ -15,7 +15,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "proto/barrier.h"
 #include "proto/rdn_framing.h"
 #include "rdn/baseline/baseline_srv.h"
 #include "rdn/baseline/baseline_wire.h"
@@ -35,11 +35,11 @@
 struct bl_client {
     struct bl_client *next;
     struct bl_srv *srv;
-    _Atomic bool failed; /* the poller saw its QP fail */
+    bool failed; /* the poller saw its QP fail */
     int fd;
     struct bl_hello hello;
     pthread_t thread;
-    _Atomic bool done;  /* the thread has finished: join and free */
+    bool done;          /* the thread has finished: join and free */
     struct chain_cq cq; /* send and receive completions (RPC) */
     struct chain_q q;
     struct chain_buf reqs;   /* depth receive buffers */
@@ -55,7 +55,7 @@ struct bl_srv {
     struct bl_cache_ops ops;
     pthread_t thread, poller;
     bool started, poller_started;
-    _Atomic bool stop;
+    bool stop;
 
     pthread_mutex_t lock;        /* clients, the poller's start */
     pthread_cond_t poll_cv;      /* a polling client arrived (lock) */
@@ -235,7 +235,7 @@ static bool client_gone(struct bl_client *c)
     struct pollfd p = {.fd = c->fd, .events = POLLIN};
     char b[64];
 
-    if (atomic_load(&c->srv->stop))
+    if (load_seq_cst(&c->srv->stop))
         return true;
     if (poll(&p, 1, 0) <= 0)
         return false;
@@ -264,11 +264,11 @@ static void *client_main(void *arg)
         event_loop(c);
     } else {
         /* one-sided, or polled by the poller: watch the connection */
-        while (!client_gone(c) && !atomic_load(&c->failed))
+        while (!client_gone(c) && !load_seq_cst(&c->failed))
             poll(&(struct pollfd){.fd = c->fd, .events = POLLIN}, 1,
                  BL_POLL_MS);
     }
-    atomic_store(&c->done, true);
+    store_seq_cst(&c->done, true);
     return NULL;
 }
 
@@ -295,17 +295,17 @@ static void *poller_main(void *arg)
 {
     struct bl_srv *s = arg;
 
-    while (!atomic_load(&s->stop)) {
+    while (!load_seq_cst(&s->stop)) {
         bool polled = false;
 
         pthread_mutex_lock(&s->lock);
         for (struct bl_client *c = s->clients; c; c = c->next) {
-            if (c->hello.kind != BL_RPC_POLL || atomic_load(&c->done) ||
-                atomic_load(&c->failed))
+            if (c->hello.kind != BL_RPC_POLL || load_seq_cst(&c->done) ||
+                load_seq_cst(&c->failed))
                 continue;
             polled = true;
             if (drain(c) < 0)
-                atomic_store(&c->failed, true);
+                store_seq_cst(&c->failed, true);
         }
         if (!polled)
             wait_for_poll_client(s);
@@ -355,18 +355,36 @@ static int client_nic(struct bl_client *c)
     struct rnic_addr peer;
     int rc = chain_cq_open(c->srv->dev, 4 * BL_MAX_DEPTH, 0, &c->cq);
 
-    if (rc == 0)
-        rc = chain_q_open(c->srv->dev, &a, &c->q);
-    if (rc == 0 && rpc)
+    if (rc < 0)
+        return rc;
+    rc = chain_q_open(c->srv->dev, &a, &c->q);
+    if (rc < 0)
+        goto err_close_cq;
+    if (rpc) {
         rc = chain_buf_open(c->srv->dev, depth * sizeof(struct bl_rpc_req),
                             RNIC_ACCESS_LOCAL_WRITE, &c->reqs);
-    if (rc == 0 && rpc)
+        if (rc < 0)
+            goto err_close_q;
         rc = chain_buf_open(c->srv->dev, 64, 0, &c->zero);
+        if (rc < 0)
+            goto err_close_reqs;
+    }
     memcpy(peer.bytes, c->hello.qp_addr, sizeof(peer.bytes));
-    if (rc == 0)
-        rc = rnic_connect(c->q.qp, &peer);
+    rc = rnic_connect(c->q.qp, &peer);
     for (uint32_t i = 0; rc == 0 && rpc && i < depth; i++)
         rc = post_recv(c, i);
+    if (rc < 0)
+        goto err_close_zero;
+    return 0;
+
+err_close_zero:
+    chain_buf_close(&c->zero);
+err_close_reqs:
+    chain_buf_close(&c->reqs);
+err_close_q:
+    chain_q_close(&c->q);
+err_close_cq:
+    chain_cq_close(&c->cq);
     return rc;
 }
 
@@ -442,7 +460,7 @@ static void reap(struct bl_srv *s, bool force)
     while (*pp) {
         struct bl_client *c = *pp;
 
-        if (!force && !atomic_load(&c->done)) {
+        if (!force && !load_seq_cst(&c->done)) {
             pp = &c->next;
             continue;
         }
@@ -459,7 +477,7 @@ static void *listen_main(void *arg)
 {
     struct bl_srv *s = arg;
 
-    while (!atomic_load(&s->stop)) {
+    while (!load_seq_cst(&s->stop)) {
         struct pollfd p = {.fd = s->listen_fd, .events = POLLIN};
 
         reap(s, false);
@@ -508,7 +526,7 @@ void bl_srv_close(struct bl_srv *s)
 {
     if (!s)
         return;
-    atomic_store(&s->stop, true);
+    store_seq_cst(&s->stop, true);
     if (s->started)
         pthread_join(s->thread, NULL);
     if (s->poller_started)

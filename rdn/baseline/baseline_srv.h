@@ -43,17 +43,28 @@ struct bl_cache_ops {
 
 /*
  * Prepares a server on dev (the device that holds the cache's NIC memory)
- * listening on listen_addr:port (0: any free port). 0 or -errno.
+ * that will listen on listen_addr:port (0: any free port). ops is copied;
+ * dev stays the caller's and must outlive the server. Returns 0 with *out
+ * set, or -EINVAL (bad arguments), -ENOMEM. The caller frees the server
+ * with bl_srv_close().
  */
 int bl_srv_open(struct rnic_device *dev, const char *listen_addr, int port,
                 const struct bl_cache_ops *ops, struct bl_srv **out);
 /*
  * Registers [addr, addr+len) (NIC memory of dev) for remote reads and
- * lists it in every later welcome. 0 or -errno.
+ * lists it in every later welcome. Any thread, also while running. Returns
+ * 0, -EINVAL, -ENOSPC (BL_MAX_REGIONS regions exposed already), or
+ * rnic_reg_mr()'s error.
  */
 int bl_srv_expose(struct bl_srv *s, void *addr, size_t len);
-/* Listens and starts the listener thread. 0 or -errno. */
+/*
+ * Listens and starts the listener thread; ops is called from the server's
+ * threads from then on. Returns 0, -EINVAL (started already, or a bad
+ * IPv4 listen address), socket(), bind() or listen()'s -errno
+ * (-EADDRINUSE), or pthread_create()'s.
+ */
 int bl_srv_start(struct bl_srv *s);
+/* Returns the port it listens on once started (-1 for NULL). */
 int bl_srv_port(const struct bl_srv *s);
 /* Stops every thread, tears the clients down, frees everything. */
 void bl_srv_close(struct bl_srv *s);

@@ -48,7 +48,10 @@
 #define CHAIN_ID48_MAX ((UINT64_C(1) << 48) - 1)
 #define CHAIN_MAX_SGE  30 /* data segments per send WQE (ConnectX-5) */
 
-/* The calling thread's message for the last failed chain_* call. */
+/*
+ * Returns the calling thread's message for its last failed chain_* call
+ * (thread-local; it includes the rnic_* message when that layer failed).
+ */
 const char *chain_errmsg(void);
 
 /* ---- completion queues ------------------------------------------------ */
@@ -68,12 +71,18 @@ struct chain_cq {
 
 /*
  * Creates a CQ of depth entries with rnic_cq_flags (RNIC_CQ_IGNORE_OVERRUN
- * for CQs that only WAITs watch, such as a recycled loop's).
+ * for CQs that only WAITs watch, such as a recycled loop's), expecting no
+ * completion yet. Returns 0, or rnic_create_cq_ex()'s error. The caller
+ * owns *out and closes it with chain_cq_close().
  */
 int chain_cq_open(struct rnic_device *dev, uint32_t depth, unsigned flags,
                   struct chain_cq *out);
+/* Destroys the CQ; a no-op on a zeroed or closed chain_cq. */
 void chain_cq_close(struct chain_cq *cq);
-/* Declares n more completions (receives from outside); returns the count. */
+/*
+ * Declares n more completions that come from outside the assembler (a
+ * peer's SENDs into posted receives) and returns the new expected count.
+ */
 uint32_t chain_cq_expect(struct chain_cq *cq, uint32_t n);
 
 /* ---- queues ----------------------------------------------------------- */
@@ -157,23 +166,46 @@ struct chain_q_attr {
     unsigned ring_access;
 };
 
+/*
+ * Creates a QP with attr's rings and flags, its own CQs where attr names
+ * none, the ring's MR, a sink, and (with a receive queue) the registered
+ * receive doorbell record. Returns 0, or -EINVAL (ring sizes not powers of
+ * two) or the rnic_* error (message in chain_errmsg()); nothing is left
+ * open on failure. The caller owns *out (CQs it passed in stay its own)
+ * and closes it with chain_q_close().
+ */
 int chain_q_open(struct rnic_device *dev, const struct chain_q_attr *attr,
                  struct chain_q *out);
+/* Destroys the QP and what chain_q_open() made for it; no-op if zeroed. */
 void chain_q_close(struct chain_q *q);
-/* Connects a and b to each other (a == b: loopback, a QP to itself). */
+/*
+ * Connects a and b to each other (a == b: loopback, a QP to itself).
+ * Returns 0 or rnic_connect()'s error.
+ */
 int chain_q_connect(struct chain_q *a, struct chain_q *b);
-/* Rings the doorbell up to the queue's producer index (unmanaged queue). */
+/*
+ * Rings the doorbell up to the queue's producer index. Returns 0, or
+ * -EINVAL for a managed queue (only SEND_EN releases its WQEs).
+ */
 int chain_q_doorbell(struct chain_q *q);
-/* Lets the ring reuse the WQEBBs before index upto (their WQEs are done). */
+/*
+ * Lets the ring reuse the WQEBBs before index upto (their WQEs are done).
+ * Never moves backwards or past what was posted.
+ */
 void chain_q_retire(struct chain_q *q, uint32_t upto);
-/* Free WQEBBs in the ring. */
+/* Returns the free WQEBBs in the ring (posted minus retired). */
 uint32_t chain_q_room(const struct chain_q *q);
 
-/* Allocates len zeroed bytes (rnic_mem_alloc) and registers them. */
+/*
+ * Allocates len zeroed bytes (rnic_mem_alloc) and registers them with
+ * access. Returns 0 or the rnic_* error; nothing is left allocated on
+ * failure. The caller owns *out and frees it with chain_buf_close().
+ */
 int chain_buf_open(struct rnic_device *dev, size_t len, unsigned access,
                    struct chain_buf *out);
+/* Deregisters and frees the buffer; no-op if zeroed or closed. */
 void chain_buf_close(struct chain_buf *b);
-/* len bytes at offset off of b. */
+/* Returns the location of len bytes at offset off of b (not checked). */
 struct chain_loc chain_buf_loc(const struct chain_buf *b, size_t off,
                                uint32_t len);
 
@@ -252,11 +284,12 @@ struct chain_wqe {
 int chain_post(struct chain_q *q, const struct chain_wr *wr,
                struct chain_wqe *out);
 
+/* Returns the location of len bytes at ptr, with mr's keys (not checked). */
 struct chain_loc chain_loc_mr(const struct rnic_mr *mr, void *ptr,
                               uint32_t len);
-/* A sub-range: off bytes into l, len bytes long. */
+/* Returns the sub-range off bytes into l, len bytes long (not checked). */
 struct chain_loc chain_loc_part(struct chain_loc l, uint32_t off, uint32_t len);
-/* As a local scatter/gather entry (addr, length, lkey). */
+/* Returns l as a local scatter/gather entry (addr, length, lkey). */
 struct rnic_sge chain_loc_sge(struct chain_loc l);
 
 static inline uint64_t chain_loc_addr(struct chain_loc l)
@@ -264,7 +297,12 @@ static inline uint64_t chain_loc_addr(struct chain_loc l)
     return (uint64_t)(uintptr_t)l.ptr;
 }
 
-/* Convenience forms of chain_post(); dst/src/target are remote memory. */
+/*
+ * Convenience forms of chain_post(), with its return values and errors;
+ * dst/src/target are remote memory (the peer's, or this QP's own through
+ * a loopback). WAIT, SEND_EN and RECV_EN need a cross-channel q (-EINVAL
+ * otherwise).
+ */
 int chain_nop(struct chain_q *q, unsigned flags, struct chain_wqe *out);
 int chain_write(struct chain_q *q, const struct rnic_sge *sg, unsigned nsg,
                 struct chain_loc dst, unsigned flags, struct chain_wqe *out);
@@ -285,10 +323,11 @@ int chain_fadd(struct chain_q *q, struct chain_loc target, uint64_t add,
                struct chain_wqe *out);
 int chain_wait(struct chain_q *q, const struct chain_cq *cq, uint32_t count,
                unsigned flags, struct chain_wqe *out);
-/* WAIT until w (which must be signaled) completed. */
+/* Posts a WAIT until w completed (-EINVAL unless w is signaled). */
 int chain_wait_wqe(struct chain_q *q, const struct chain_wqe *w, unsigned flags,
                    struct chain_wqe *out);
-/* SEND_EN / RECV_EN of tgt up to index; tgt's enable count is tracked. */
+/* Post SEND_EN / RECV_EN of managed queue tgt up to index; tgt's enable
+ * count is tracked. */
 int chain_send_en(struct chain_q *q, struct chain_q *tgt, uint32_t index,
                   unsigned flags, struct chain_wqe *out);
 int chain_recv_en(struct chain_q *q, struct chain_q *tgt, uint32_t index,
@@ -296,10 +335,15 @@ int chain_recv_en(struct chain_q *q, struct chain_q *tgt, uint32_t index,
 /*
  * The trigger: the cross-channel queue master enables managed queue tgt up
  * to everything posted on it so far, and master's doorbell is rung.
+ * Returns 0 or the error of chain_send_en() / chain_q_doorbell().
  */
 int chain_kick(struct chain_q *master, struct chain_q *tgt);
 
-/* Posts a receive on q (tracked for RECV_EN and the checker). */
+/*
+ * Posts a receive on q (tracked for RECV_EN and the checker). Returns 0,
+ * -EINVAL (no receive queue, 0 or more than 16 entries), or
+ * rnic_post_recv()'s error (-ENOMEM: the ring is full).
+ */
 int chain_post_recv(struct chain_q *q, const struct rnic_sge *sge, unsigned n,
                     uint64_t wr_id);
 
@@ -323,45 +367,55 @@ enum chain_field {
 };
 
 /*
- * Where field f (data segment i for the CHAIN_F_DATA family) of w is: its
- * host address and the ring's keys. A field never straddles the ring's
- * end. -EINVAL if w's layout has no such field.
+ * Finds field f (data segment i for the CHAIN_F_DATA family) of w: its
+ * host address and the ring's keys, in *out. A field never straddles the
+ * ring's end. Returns 0, or -EINVAL if w's layout has no such field.
  */
 int chain_field(const struct chain_wqe *w, enum chain_field f, unsigned i,
                 struct chain_loc *out);
 
 /*
- * The byte of w's ctrl segment that holds id bits 8k .. 8k+7 (k < 6): a
- * target for a one-byte READ or RECV scatter. k = 5 is the opmod byte,
- * which ConnectX reads for some opcodes: keep it 0 in WQEs that execute.
+ * Finds the byte of w's ctrl segment that holds id bits 8k .. 8k+7 (k <
+ * 6): a target for a one-byte READ or RECV scatter. k = 5 is the opmod
+ * byte, which ConnectX reads for some opcodes: keep it 0 in WQEs that
+ * execute. Returns 0, or -EINVAL for k >= 6.
  */
 int chain_id48_byte(const struct chain_wqe *w, unsigned k,
                     struct chain_loc *out);
-/* The byte of big-endian field f holding its bits 8k .. 8k+7 (k = 0: low). */
+/* Returns the byte of big-endian field f holding its bits 8k .. 8k+7
+ * (k = 0: the lowest). */
 struct chain_loc chain_be_byte(struct chain_loc f, unsigned k);
 
-/* Build-time rewrites (before the WQE is released to the NIC). */
+/*
+ * Build-time rewrites of w's WAIT/ENABLE index, data segment i, or remote
+ * address and key: only before the WQE is released to the NIC (after
+ * that, only the chain may rewrite it). Return 0, or -EINVAL if w's
+ * layout has no such field.
+ */
 int chain_wqe_set_index(const struct chain_wqe *w, uint32_t index);
 int chain_wqe_set_sge(const struct chain_wqe *w, unsigned i,
                       const struct rnic_sge *sge);
 int chain_wqe_set_raddr(const struct chain_wqe *w, uint64_t raddr,
                         uint32_t rkey);
-/* Reads back the opcode byte currently in w's ctrl segment. */
+/* Returns the opcode byte now in w's ctrl segment (the NIC may have
+ * rewritten it: a fired if-construct). */
 uint8_t chain_wqe_opcode_now(const struct chain_wqe *w);
 
 /* ---- byte order ------------------------------------------------------- */
 
 /*
- * The 8 bytes of a ctrl segment's first word holding opcode, ds and id48,
- * read as a host integer: the compare / swap operand of a CAS on it.
+ * Returns the 8 bytes of a ctrl segment's first words holding opcode, ds
+ * and id48, read as a host integer: the compare / swap operand of a CAS
+ * on them.
  */
 uint64_t chain_ctrl_word(uint8_t opcode, uint8_t ds, uint64_t id48);
-/* The id48 a driver would write: opmod 0, w's index and w's QPN. */
+/* Returns the id48 a driver would write: opmod 0, w's index and QPN. */
 uint64_t chain_wqe_id48(const struct chain_wqe *w);
 
+/* Store v big-endian at p (which need not be aligned). */
 void chain_put_be32(void *p, uint32_t v);
 void chain_put_be64(void *p, uint64_t v);
-/* id48 as the 6 big-endian bytes chain_id48_sges() expects. */
+/* Writes id48 as the 6 big-endian bytes chain_id48_sges() expects. */
 void chain_id48_to_be(uint64_t id48, uint8_t out[6]);
 
 /*
@@ -415,6 +469,8 @@ struct chain_if {
  * the armed WQE gets chain_wqe_id48() (opmod 0) whatever x and y are; in
  * DISARM mode the guarded WQE runs (x != y) with x in its id bits, so keep
  * x below 2^40 there unless the opcode ignores opmod.
+ * Returns 0, -EINVAL (ctl == tgt, tgt not managed, operands over 48 bits,
+ * a NOP as wr), or chain_post()'s error.
  */
 int chain_if_post(struct chain_q *ctl, struct chain_q *tgt,
                   const struct chain_wr *wr, uint64_t x, uint64_t y,
@@ -422,10 +478,11 @@ int chain_if_post(struct chain_q *ctl, struct chain_q *tgt,
                   struct chain_if *out);
 /*
  * Doorbell ordering: ctl WAITs until every signaled WQE posted on it so far
- * completed, then enables tgt up to everything posted on tgt.
+ * completed, then enables tgt up to everything posted on tgt. Returns 0
+ * or chain_post()'s error.
  */
 int chain_guard(struct chain_q *ctl, struct chain_q *tgt);
-/* chain_if_post() + chain_guard(): the whole if-construct. */
+/* Posts the whole if-construct: chain_if_post() + chain_guard(). */
 int chain_if_eq(struct chain_q *ctl, struct chain_q *tgt,
                 const struct chain_wr *wr, uint64_t x, uint64_t y,
                 enum chain_if_mode mode, unsigned cas_flags,
@@ -459,18 +516,30 @@ struct chain_unrolled {
     bool in_iter;
 };
 
+/*
+ * Starts a loop on body and trig (see above) in *l, which the caller owns.
+ * Returns 0, or -EINVAL (body and trig must both be managed and
+ * cross-channel).
+ */
 int chain_unrolled_begin(struct chain_unrolled *l, struct chain_q *body,
                          struct chain_q *trig);
+/* Starts the next iteration. Returns 0, or -EINVAL inside an iteration. */
 int chain_unrolled_iter(struct chain_unrolled *l);
 /*
  * Ends the iteration. brk (NULL: no break) is an if-construct of this
  * iteration, posted with ctl == body (either mode): if it fired, the loop
  * stops after this iteration. Costs one READ and one CAS on body: the READ
  * copies the opcode byte of brk's target into the trigger's id bits, the
- * CAS disarms the trigger when that byte is the fired opcode.
+ * CAS disarms the trigger when that byte is the fired opcode. Returns 0,
+ * -EINVAL outside an iteration, or chain_post()'s error.
  */
 int chain_unrolled_end_iter(struct chain_unrolled *l,
                             const struct chain_if *brk);
+/*
+ * Ends the loop: the last trigger enables what was posted on body after
+ * it. Returns 0, or -EINVAL inside an iteration or before the first one
+ * ended.
+ */
 int chain_unrolled_finish(struct chain_unrolled *l);
 
 /* ---- lap counters ----------------------------------------------------- */
@@ -486,10 +555,15 @@ int chain_unrolled_finish(struct chain_unrolled *l);
  * the NIC does.
  */
 #define CHAIN_LAP_SGES 8
+/* Returns the counter value (or increment) for a WAIT count and an enable
+ * index: bytes 0-3 the count, bytes 6-7 the index's low 16 bits. */
 uint64_t chain_lap_counter(uint32_t wait_count, uint32_t en_index);
+/* Fills out with the READ scatter list that copies a counter into wait's
+ * count and en's index (the gap bytes go to sink). */
 void chain_lap_sges(const struct chain_wqe *wait, const struct chain_wqe *en,
                     struct chain_loc sink, struct rnic_sge out[CHAIN_LAP_SGES]);
-/* Posts NOPs filling exactly nbb WQEBBs (up to 7 per WQE). */
+/* Posts NOPs filling exactly nbb WQEBBs (up to 7 per WQE). Returns 0 or
+ * chain_post()'s error (-ENOSPC: the ring is full). */
 int chain_pad(struct chain_q *q, uint32_t nbb);
 
 /* ---- recycled loop ---------------------------------------------------- */
@@ -542,12 +616,31 @@ struct chain_recycled {
     bool ended;
 };
 
+/*
+ * Begins the loop's first segment on q's fresh ring in *l (the caller
+ * owns it). Returns 0, or -EINVAL (q not managed, cross-channel and
+ * connected to itself, or state too small or unaligned) or chain_post()'s
+ * error.
+ */
 int chain_recycled_begin(struct chain_recycled *l, struct chain_q *q,
                          struct chain_loc state);
-/* Ends the current segment and begins the next one. */
+/*
+ * Ends the current segment and begins the next one. Returns 0, -ENOSPC
+ * (more than CHAIN_RECYCLED_MAX_SEG segments), or chain_post()'s error.
+ */
 int chain_recycled_next(struct chain_recycled *l);
+/*
+ * Ends the lap: pads it to the ring's size, closes the last segment and
+ * initialises the counters in state. Returns 0, -EINVAL (fewer than two
+ * segments, or already ended) or chain_post()'s error (-ENOSPC: the lap
+ * is larger than the ring).
+ */
 int chain_recycled_end(struct chain_recycled *l);
-/* Posts on master the SEND_EN that releases segment 0 of lap 0. */
+/*
+ * Posts on master the SEND_EN that releases segment 0 of lap 0 (ring
+ * master's doorbell to start the loop). Returns 0, -EINVAL before
+ * chain_recycled_end(), or chain_post()'s error.
+ */
 int chain_recycled_release(struct chain_recycled *l, struct chain_q *master);
 /*
  * break: posted in a segment s, stops the loop at the end of the current
@@ -557,6 +650,8 @@ int chain_recycled_release(struct chain_recycled *l, struct chain_q *master);
  * read_flags may carry CHAIN_FENCE (src just written by this lap). Must be
  * posted before the last segment begins. The final SEND_EN runs with the
  * copied bytes in its id bits: on hardware keep byte 5 of src (opmod) 0.
+ * Returns 0, -EINVAL (bad arguments, or the loop ended), -ENOSPC (more
+ * than four breaks), or chain_post()'s error.
  */
 int chain_recycled_break_if(struct chain_recycled *l, struct chain_loc src,
                             uint64_t value, unsigned read_flags);
@@ -602,14 +697,32 @@ struct chain_report {
     bool finished;                                  /* ran to quiescence */
 };
 
+/*
+ * Creates a checker (opts may be NULL: hardware prefetch, 20000 steps).
+ * Returns 0 with *out set, or -ENOMEM. The caller frees it with
+ * chain_check_free(). One thread at a time per checker.
+ */
 int chain_check_new(const struct chain_check_opts *opts,
                     struct chain_check **out);
+/* Frees the checker and its copies; NULL is a no-op. */
 void chain_check_free(struct chain_check *c);
-/* The queues of the chain (their rings and receives are taken along). */
+/*
+ * Adds a queue of the chain (its rings and posted receives are copied
+ * when the walk starts). Returns 0, -EINVAL, or -ENOSPC (more than
+ * CHAIN_CHECK_MAX_Q queues).
+ */
 int chain_check_add_q(struct chain_check *c, struct chain_q *q);
-/* Memory the chain reads or writes besides the rings. */
+/*
+ * Adds memory the chain reads or writes besides the rings (copied when the
+ * walk starts). Returns 0, -EINVAL, or -ENOSPC (more than
+ * CHAIN_CHECK_MAX_MEM ranges).
+ */
 int chain_check_add_mem(struct chain_check *c, void *ptr, size_t len);
-/* A message that arrives from outside on q's receive queue. */
+/*
+ * Queues a message that arrives from outside on q's receive queue during
+ * the walk (in order of the calls). Returns 0, -EINVAL (q not added, or
+ * no receive queue), -ENOMEM.
+ */
 int chain_check_inject(struct chain_check *c, struct chain_q *q,
                        const void *data, uint32_t len);
 /*
@@ -617,10 +730,14 @@ int chain_check_inject(struct chain_check *c, struct chain_q *q,
  * order, with just-in-time fetch, and computes for every fetch and memory
  * access what must have happened before it under the NIC's rules (WQ
  * order, FENCE, WAIT counts, enables; unmanaged queues prefetched up to
- * the window). The real memory is not touched.
+ * the window). The real memory is not touched. The verdict is in *rep;
+ * returns 0 when the walk ran (hazards or not), or -EINVAL (no queue
+ * added), -ENOMEM.
  */
 int chain_check_run(struct chain_check *c, struct chain_report *rep);
+/* Prints rep's summary and first hazards to f, one line each. */
 void chain_report_print(const struct chain_report *rep, FILE *f);
+/* Returns a static name for a hazard kind. */
 const char *chain_hazard_name(enum chain_hazard_kind k);
 
 /* ---- persistence (chain_persist.c) ----------------------------------- */
@@ -639,20 +756,26 @@ const char *chain_hazard_name(enum chain_hazard_kind k);
  * addresses) and for closing (chain_q_close frees everything it holds).
  * Failing attaches leave what they attached persistent (rnic_close()
  * releases the handles) and *out zeroed.
+ *
+ * Every call returns 0 or a negative errno: -ENAMETOOLONG, and
+ * rnic_persist()'s / rnic_attach()'s errors (-ENOENT: no such object,
+ * -EEXIST: the name is taken, -EOPNOTSUPP: no persistence). A re-attached
+ * object is the caller's, closed as a fresh one is.
  */
-/* The buffer's memory and MR, as <name>.mem and <name>.mr. */
+/* Persists the buffer's memory and MR, as <name>.mem and <name>.mr. */
 int chain_buf_persist(struct chain_buf *b, const char *name);
 /* Re-attaches them; out->len is the length the MR covers. */
 int chain_buf_attach(struct rnic_device *dev, const char *name,
                      struct chain_buf *out);
-/* The CQ under name; a re-attached one has num, but count 0. */
+/* Persists the CQ under name; a re-attached one has num, but count 0. */
 int chain_cq_persist(struct chain_cq *cq, const char *name);
 int chain_cq_attach(struct rnic_device *dev, const char *name,
                     struct chain_cq *out);
 /*
- * The queue: the CQs it owns (not those the caller gave: persist them
- * yourself, before), the QP, the ring MR, the sink and, with a receive
- * queue, the doorbell record's MR. The QP's CQs must be persistent first.
+ * Persists the queue: the CQs it owns (not those the caller gave: persist
+ * them yourself, before), the QP, the ring MR, the sink and, with a
+ * receive queue, the doorbell record's MR. The QP's CQs must be
+ * persistent first (-EINVAL otherwise).
  */
 int chain_q_persist(struct chain_q *q, const char *prefix);
 /*

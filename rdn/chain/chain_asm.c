@@ -7,12 +7,12 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "proto/byteorder.h"
 #include "rdn/chain/chain_int.h"
 
 /* ---- errors and bookkeeping ------------------------------------------- */
@@ -115,14 +115,14 @@ uint8_t *chain_seg_ptr(const struct chain_q *q, uint32_t index, unsigned seg)
 
 void chain_put_be32(void *p, uint32_t v)
 {
-    uint32_t be = htobe32(v);
+    be32 be = cpu_to_be32(v);
 
     memcpy(p, &be, 4);
 }
 
 void chain_put_be64(void *p, uint64_t v)
 {
-    uint64_t be = htobe64(v);
+    be64 be = cpu_to_be64(v);
 
     memcpy(p, &be, 8);
 }

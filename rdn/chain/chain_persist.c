@@ -85,10 +85,10 @@ int chain_buf_persist(struct chain_buf *b, const char *name)
         return chain_err(-EINVAL, "chain_buf_persist: bad argument");
     rc = persist_obj(b->dev, RNIC_OBJ_MEM, b->ptr, name, ".mem",
                      "chain_buf_persist");
-    if (rc == 0)
-        rc = persist_obj(b->dev, RNIC_OBJ_MR, b->mr, name, ".mr",
-                         "chain_buf_persist");
-    return rc;
+    if (rc < 0)
+        return rc;
+    return persist_obj(b->dev, RNIC_OBJ_MR, b->mr, name, ".mr",
+                       "chain_buf_persist");
 }
 
 int chain_buf_attach(struct rnic_device *dev, const char *name,
@@ -101,8 +101,9 @@ int chain_buf_attach(struct rnic_device *dev, const char *name,
         return chain_err(-EINVAL, "chain_buf_attach: bad argument");
     memset(out, 0, sizeof(*out));
     rc = attach_obj(dev, RNIC_OBJ_MEM, name, ".mem", "chain_buf_attach", &mem);
-    if (rc == 0)
-        rc = attach_obj(dev, RNIC_OBJ_MR, name, ".mr", "chain_buf_attach", &mr);
+    if (rc < 0)
+        return rc;
+    rc = attach_obj(dev, RNIC_OBJ_MR, name, ".mr", "chain_buf_attach", &mr);
     if (rc < 0)
         return rc;
     out->mr = mr;
@@ -158,29 +159,37 @@ static int persist_own_cq(struct chain_cq *cq, const char *prefix,
 int chain_q_persist(struct chain_q *q, const char *prefix)
 {
     const char *fn = "chain_q_persist";
-    int rc = 0;
+    char sink[CHAIN_NAME_MAX + 1];
+    int rc;
 
     if (!q || !q->qp || !q->ring_mr)
         return chain_err(-EINVAL, "%s: bad argument", fn);
     /* Dependencies first: the CQs it owns, the QP, then MRs on it. */
-    if (q->own_scq.cq)
+    if (q->own_scq.cq) {
         rc = persist_own_cq(&q->own_scq, prefix, ".scq");
-    if (rc == 0 && q->own_rcq.cq)
-        rc = persist_own_cq(&q->own_rcq, prefix, ".rcq");
-    if (rc == 0)
-        rc = persist_obj(q->dev, RNIC_OBJ_QP, q->qp, prefix, ".qp", fn);
-    if (rc == 0)
-        rc = persist_obj(q->dev, RNIC_OBJ_MR, q->ring_mr, prefix, ".ring", fn);
-    if (rc == 0 && q->rq_db_mr)
-        rc = persist_obj(q->dev, RNIC_OBJ_MR, q->rq_db_mr, prefix, ".rqdb", fn);
-    if (rc == 0) {
-        char sink[CHAIN_NAME_MAX + 1];
-
-        rc = chain_name(sink, prefix, ".sink", fn);
-        if (rc == 0)
-            rc = chain_buf_persist(&q->sink_buf, sink);
+        if (rc < 0)
+            return rc;
     }
-    return rc;
+    if (q->own_rcq.cq) {
+        rc = persist_own_cq(&q->own_rcq, prefix, ".rcq");
+        if (rc < 0)
+            return rc;
+    }
+    rc = persist_obj(q->dev, RNIC_OBJ_QP, q->qp, prefix, ".qp", fn);
+    if (rc < 0)
+        return rc;
+    rc = persist_obj(q->dev, RNIC_OBJ_MR, q->ring_mr, prefix, ".ring", fn);
+    if (rc < 0)
+        return rc;
+    if (q->rq_db_mr) {
+        rc = persist_obj(q->dev, RNIC_OBJ_MR, q->rq_db_mr, prefix, ".rqdb", fn);
+        if (rc < 0)
+            return rc;
+    }
+    rc = chain_name(sink, prefix, ".sink", fn);
+    if (rc < 0)
+        return rc;
+    return chain_buf_persist(&q->sink_buf, sink);
 }
 
 /* Attaches the CQ the queue owned (given == NULL) or takes the caller's. */
@@ -196,11 +205,13 @@ static int attach_own_cq(struct chain_q *q, const char *prefix,
         return 0;
     }
     rc = chain_name(name, prefix, suffix, "chain_q_attach");
-    if (rc == 0)
-        rc = chain_cq_attach(q->dev, name, own);
-    if (rc == 0)
-        *slot = own;
-    return rc;
+    if (rc < 0)
+        return rc;
+    rc = chain_cq_attach(q->dev, name, own);
+    if (rc < 0)
+        return rc;
+    *slot = own;
+    return 0;
 }
 
 /* The MRs on the QP, checked against the QP they must belong to. */
@@ -241,11 +252,14 @@ static int attach_q(struct chain_q *q, const char *prefix, uint32_t rq_size,
     int rc;
 
     rc = attach_own_cq(q, prefix, ".scq", scq, &q->own_scq, &q->scq);
-    if (rc == 0 && rq_size)
+    if (rc < 0)
+        return rc;
+    if (rq_size) {
         rc = attach_own_cq(q, prefix, ".rcq", rcq, &q->own_rcq, &q->rcq);
-    if (rc == 0)
-        rc = attach_obj(q->dev, RNIC_OBJ_QP, prefix, ".qp", "chain_q_attach",
-                        &qp);
+        if (rc < 0)
+            return rc;
+    }
+    rc = attach_obj(q->dev, RNIC_OBJ_QP, prefix, ".qp", "chain_q_attach", &qp);
     if (rc < 0)
         return rc;
     q->qp = qp;
@@ -260,10 +274,12 @@ static int attach_q(struct chain_q *q, const char *prefix, uint32_t rq_size,
                          rq_size, q->qpn, rq_size ? "has no" : "has");
     q->rq_size = rq_size;
     rc = attach_q_mrs(q, prefix);
-    if (rc == 0)
-        rc = chain_name(sink, prefix, ".sink", "chain_q_attach");
-    if (rc == 0)
-        rc = chain_buf_attach(q->dev, sink, &q->sink_buf);
+    if (rc < 0)
+        return rc;
+    rc = chain_name(sink, prefix, ".sink", "chain_q_attach");
+    if (rc < 0)
+        return rc;
+    rc = chain_buf_attach(q->dev, sink, &q->sink_buf);
     if (rc < 0)
         return rc;
     q->sink = chain_buf_loc(&q->sink_buf, 0, (uint32_t)q->sink_buf.len);

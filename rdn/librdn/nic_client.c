@@ -5,11 +5,11 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 
+#include "proto/byteorder.h"
 #include "rdn/librdn/nic_client.h"
 
 /*
@@ -118,13 +118,13 @@ static int reap_sends(struct ofl_client *c)
 static void fill_req(struct rdn_get_req *r, const struct rdn_geometry *g,
                      const struct rdn_keyhash *kh, uint32_t id)
 {
-    uint64_t cmp = htobe64(rdn_slot_match(kh->fp));
+    be64 cmp = cpu_to_be64(rdn_slot_match(kh->fp));
 
-    r->bucket_addr[0] = htobe64(rdn_bucket_addr(g, kh->bucket1));
-    r->bucket_addr[1] = htobe64(rdn_bucket_addr(g, kh->bucket2));
+    r->bucket_addr[0] = cpu_to_be64(rdn_bucket_addr(g, kh->bucket1));
+    r->bucket_addr[1] = cpu_to_be64(rdn_bucket_addr(g, kh->bucket2));
     for (unsigned i = 0; i < RDN_REQ_CMP; i++)
         r->compare[i] = cmp;
-    r->req_id = htobe32(id);
+    r->req_id = cpu_to_be32(id);
 }
 
 int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,

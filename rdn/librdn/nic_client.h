@@ -33,14 +33,26 @@ struct ofl_client {
 };
 
 /*
- * Creates the QP and registers depth (a power of two) response slots of
- * slot_size bytes (>= rdn_resp_slot_size() of the server's item size).
+ * Creates the QP on dev and registers depth (a power of two) response
+ * slots of slot_size bytes (a multiple of 64, >= rdn_resp_slot_size() of
+ * the server's item size) for remote write. Returns 0, -EINVAL, or the
+ * chain_* error (message in chain_errmsg()); nothing is left open on
+ * failure. The caller owns *c (dev stays the caller's) and closes it with
+ * ofl_client_close().
  */
 int ofl_client_open(struct rnic_device *dev, uint32_t depth, uint32_t slot_size,
                     struct ofl_client *c);
-/* Fills the handshake's hello with the QP address and the slots. */
+/*
+ * Fills the handshake's hello with the QP address and the slots (flags
+ * 0). Returns 0 or rnic_qp_addr()'s error.
+ */
 int ofl_client_hello(const struct ofl_client *c, struct rdn_hello *h);
-/* Connects to the server's client-facing QP and posts the receives. */
+/*
+ * Connects to the server's client-facing QP (the WELCOME's address) and
+ * posts one receive per slot for the answers' WRITE_IMMs. Set c->depth to
+ * the depth the server granted first. Returns 0 or the rnic_connect() /
+ * chain_post_recv() error.
+ */
 int ofl_client_connect(struct ofl_client *c,
                        const uint8_t addr[RDN_QP_ADDR_LEN]);
 
@@ -68,22 +80,26 @@ enum ofl_verdict {
 };
 
 /*
- * Judges the answer to request n for key: generation, both stamps, the
- * lengths, the key, and the expiry time against now (the server's clock
- * as the caller estimates it). On OFL_HIT *it points into the slot.
+ * Judges the answer to request n (answered: ofl_client_wait() returned
+ * it) for key: generation, both stamps, the lengths, the key, and the
+ * expiry time against now (the server's clock as the caller estimates
+ * it). Returns the verdict; on OFL_HIT *it points into the slot, valid
+ * until request n + depth is sent.
  */
 enum ofl_verdict ofl_client_judge(const struct ofl_client *c, uint64_t n,
                                   const struct rdn_geometry *g, const char *key,
                                   size_t nkey, uint32_t now,
                                   const struct rdn_item **it);
+/* Returns a static name for a verdict ("?" for others). */
 const char *ofl_verdict_name(enum ofl_verdict v);
 
-/* The slot of request n. */
+/* Returns the response slot of request n. */
 static inline uint8_t *ofl_client_slot(const struct ofl_client *c, uint64_t n)
 {
     return c->slots.ptr + (n & (c->depth - 1)) * (size_t)c->slot_size;
 }
 
+/* Destroys the QP and frees the slots; no-op if zeroed or closed. */
 void ofl_client_close(struct ofl_client *c);
 
 #endif /* RDN_LIBRDN_NIC_CLIENT_H */

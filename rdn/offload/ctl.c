@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "proto/barrier.h"
 #include "rdn/offload/offload_int.h"
 
 #define OFL_POLL_MS 200
@@ -38,26 +39,20 @@ int ofl_ctl_listen(struct rdn_offload *o)
     socklen_t alen = sizeof(a);
     int one = 1;
 
-    if (inet_pton(AF_INET, o->cfg.listen_addr, &a.sin_addr) != 1) {
-        fprintf(stderr, "rdn: bad listen address %s\n", o->cfg.listen_addr);
-        return -EINVAL;
-    }
+    if (inet_pton(AF_INET, o->cfg.listen_addr, &a.sin_addr) != 1)
+        return ofl_err(-EINVAL, "bad listen address %s", o->cfg.listen_addr);
     if (pipe2(o->wake, O_NONBLOCK | O_CLOEXEC) < 0)
-        return -errno;
+        return ofl_err(-errno, "wake pipe: %s", strerror(errno));
     o->listen_fd =
         socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (o->listen_fd < 0)
-        return -errno;
+        return ofl_err(-errno, "socket: %s", strerror(errno));
     setsockopt(o->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(o->listen_fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
         listen(o->listen_fd, 64) < 0 ||
-        getsockname(o->listen_fd, (struct sockaddr *)&a, &alen) < 0) {
-        int err = -errno;
-
-        fprintf(stderr, "rdn: cannot listen on %s:%d: %s\n", o->cfg.listen_addr,
-                o->cfg.port, strerror(-err));
-        return err;
-    }
+        getsockname(o->listen_fd, (struct sockaddr *)&a, &alen) < 0)
+        return ofl_err(-errno, "cannot listen on %s:%d: %s", o->cfg.listen_addr,
+                       o->cfg.port, strerror(errno));
     o->port = ntohs(a.sin_port);
     return 0;
 }
@@ -76,10 +71,10 @@ void ofl_conn_stop(struct rdn_offload *o, struct ofl_conn *c)
     if (c->state != OFL_CONN_READY)
         return;
     ofl_client_forget(o, c);
-    atomic_fetch_add(&o->hits, c->pipe.hits);
-    atomic_fetch_add(&o->misses, c->pipe.misses);
+    fetch_add_seq_cst(&o->hits, c->pipe.hits);
+    fetch_add_seq_cst(&o->misses, c->pipe.misses);
     ofl_pipe_close(&c->pipe);
-    atomic_fetch_sub(&o->active, 1);
+    fetch_sub_seq_cst(&o->active, 1);
     c->state = OFL_CONN_DEAD;
 }
 
@@ -88,7 +83,7 @@ void ofl_conn_fail(struct rdn_offload *o, struct ofl_conn *c, const char *why)
     if (c->state == OFL_CONN_DEAD)
         return;
     if (c->state == OFL_CONN_READY)
-        atomic_fetch_add(&o->qp_errors, 1);
+        fetch_add_seq_cst(&o->qp_errors, 1);
     ofl_log(o, "client %u (%s) failed: %s", c->id, c->peer, why);
     ofl_conn_stop(o, c);
     c->state = OFL_CONN_DEAD;
@@ -101,7 +96,7 @@ void ofl_conn_free(struct rdn_offload *o, struct ofl_conn *c)
 
     /* A client that vanished with a broken QP still counts as an error. */
     if (c->state == OFL_CONN_READY && ofl_pipe_failed(&c->pipe))
-        atomic_fetch_add(&o->qp_errors, 1);
+        fetch_add_seq_cst(&o->qp_errors, 1);
     ofl_conn_stop(o, c);
     for (pp = &o->conns; *pp; pp = &(*pp)->next)
         if (*pp == c) {
@@ -166,18 +161,18 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
     if (rc < 0)
         return rc;
     rc = ofl_pipe_addr(&c->pipe, mine);
-    if (rc == 0)
-        rc = ofl_pipe_connect(&c->pipe, &peer);
-    if (rc == 0)
-        rc = ofl_client_persist(o, c);
-    if (rc < 0) {
-        ofl_pipe_close(&c->pipe);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_close_pipe;
+    rc = ofl_pipe_connect(&c->pipe, &peer);
+    if (rc < 0)
+        goto err_close_pipe;
+    rc = ofl_client_persist(o, c);
+    if (rc < 0)
+        goto err_close_pipe;
     pthread_mutex_lock(&o->lock);
     memset(c->mark, 0, sizeof(c->mark));
     c->state = OFL_CONN_READY;
-    atomic_fetch_add(&o->active, 1);
+    fetch_add_seq_cst(&o->active, 1);
     rc = ofl_pipe_start(&c->pipe);
     if (rc == 0)
         rc = ofl_client_record(o, &pc);
@@ -185,6 +180,10 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
         ofl_conn_stop(o, c);
     c->stuck_since_ms = ofl_now_ms();
     pthread_mutex_unlock(&o->lock);
+    return rc;
+
+err_close_pipe:
+    ofl_pipe_close(&c->pipe);
     return rc;
 }
 
@@ -208,7 +207,7 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
                                : "bad depth or flags");
         return rc;
     }
-    if (atomic_load(&o->active) >= o->cfg.max_clients) {
+    if (load_seq_cst(&o->active) >= o->cfg.max_clients) {
         reject(c->fd, -EUSERS, "too many clients");
         return -EUSERS;
     }
@@ -220,7 +219,7 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     rc = pipe_up(o, c, &h, &mine);
     if (rc < 0) {
         ofl_log(o, "client %u: pipeline: %s (%s)", c->id, strerror(-rc),
-                chain_errmsg());
+                ofl_errmsg());
         reject(c->fd, rc, "cannot create the NIC pipeline");
         return rc;
     }
@@ -235,7 +234,8 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     return ofl_wire_send(c->fd, RDN_MSG_WELCOME, &w, sizeof(w), 1);
 }
 
-/* The current geometry, once no item a flush killed is left in the table. */
+/* Sends the current geometry, once no item a flush killed is left in the
+ * table. */
 static int send_geometry(struct rdn_offload *o, int fd)
 {
     struct rdn_geometry g;
@@ -248,7 +248,7 @@ static int send_geometry(struct rdn_offload *o, int fd)
 static int do_refresh(struct rdn_offload *o, struct ofl_conn *c)
 {
     if (c->state == OFL_CONN_READY) { /* not the one before the hello */
-        atomic_fetch_add(&o->refreshes, 1);
+        fetch_add_seq_cst(&o->refreshes, 1);
         c->refreshes++;
     }
     return send_geometry(o, c->fd);
@@ -298,7 +298,7 @@ static void touch_key(void *ctx, const char *key, size_t nkey)
     o->ops.touch(o->ops.ctx, key, nkey);
 }
 
-/* One message; a negative return ends the connection. */
+/* Handles one message; a negative return ends the connection. */
 static int dispatch(struct rdn_offload *o, struct ofl_conn *c,
                     const struct rdn_msg_hdr *h, const uint8_t *p)
 {
@@ -372,7 +372,7 @@ static void accept_all(struct rdn_offload *o)
         if (fd < 0)
             return;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        bool broken = atomic_load(&o->broken);
+        bool broken = load_seq_cst(&o->broken);
 
         pthread_mutex_lock(&o->lock);
         c = sockets_open(o) < o->cfg.max_clients && !broken
@@ -425,7 +425,7 @@ void *ofl_ctl_main(void *arg)
     struct pollfd *pfd = NULL;
     struct ofl_conn **conn = NULL, **gone = NULL;
 
-    while (!atomic_load(&o->stop)) {
+    while (!load_seq_cst(&o->stop)) {
         unsigned n = 2, ngone = 0;
         char drain[64];
 

@@ -3,7 +3,7 @@
  * rdn/offload/offload.c - the offload module: the NIC device, the memory the
  * cache keeps its table and items in, the table geometry and generation word,
  * the reclaim horizon, statistics, start and stop (see offload.h). The
- * handshake is in ctl.c, the watch thread in offload_watch.c.
+ * handshake is in ctl.c, the watch thread in watch.c.
  */
 #include "config.h"
 
@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/barrier.h"
 #include "rdn/offload/offload_int.h"
 
 #define OFL_DEFAULT_ITERS   128
@@ -73,8 +74,7 @@ static bool cfg_ok(const struct rdn_offload_cfg *c)
 /* Stores the generation word the chains write (geo_lock held). */
 static void publish_gen(struct rdn_offload *o)
 {
-    __atomic_store_n((uint64_t *)o->gen.ptr,
-                     rdn_gen_word(o->table_gen, o->inval), __ATOMIC_SEQ_CST);
+    store_seq_cst((uint64_t *)o->gen.ptr, rdn_gen_word(o->table_gen, o->inval));
     ofl_ps(o)->inval = o->inval;
     ofl_ps(o)->table_gen = o->table_gen;
 }
@@ -100,11 +100,11 @@ int rdn_offload_open(const struct rdn_offload_cfg *cfg,
     pthread_mutex_init(&o->arena_lock, NULL);
     pthread_mutex_init(&o->geo_lock, NULL);
     pthread_mutex_init(&o->lock, NULL);
-    atomic_store(&o->horizon, ops->epoch(ops->ctx));
+    store_seq_cst(&o->horizon, ops->epoch(ops->ctx));
     rc = ofl_nic_open(o, cfg->device);
     if (rc < 0) {
         fprintf(stderr, "rdn: cannot set up the NIC: %s (%s)\n", strerror(-rc),
-                o->dev ? chain_errmsg() : rnic_errmsg());
+                ofl_errmsg());
         rdn_offload_close(o);
         return rc;
     }
@@ -169,10 +169,10 @@ uint32_t rdn_offload_arena_lkey(const struct rdn_offload *o)
 void *rdn_offload_table_map(struct rdn_offload *o, size_t len)
 {
     size_t n = (len + OFL_TABLE_ALIGN - 1) & ~(size_t)(OFL_TABLE_ALIGN - 1);
-    size_t off = atomic_fetch_add(&o->tregion_used, n);
+    size_t off = fetch_add_seq_cst(&o->tregion_used, n);
 
     if (off + n > o->tbuf.len || off + n < off) {
-        atomic_fetch_sub(&o->tregion_used, n);
+        fetch_sub_seq_cst(&o->tregion_used, n);
         ofl_log(o, "table region exhausted (%zu bytes reserved)", o->tbuf.len);
         return NULL;
     }
@@ -230,9 +230,9 @@ void ofl_geometry(struct rdn_offload *o, struct rdn_geometry *g)
 
 uint64_t rdn_offload_horizon(struct rdn_offload *o)
 {
-    if (atomic_load(&o->active) == 0)
+    if (load_seq_cst(&o->active) == 0)
         return UINT64_MAX; /* no pipeline exists: nothing reads items */
-    return atomic_load(&o->horizon);
+    return load_seq_cst(&o->horizon);
 }
 
 /* ---- start and stop --------------------------------------------------- */
@@ -248,22 +248,25 @@ int rdn_offload_start(struct rdn_offload *o)
         return -EINVAL;
     }
     rc = ofl_ctl_listen(o);
-    if (rc < 0)
+    if (rc < 0) {
+        fprintf(stderr, "rdn: %s\n", ofl_errmsg());
         return rc;
-    rc = -pthread_create(&o->watch_thread, NULL, ofl_watch_main, o);
-    if (rc == 0) {
-        rc = -pthread_create(&o->ctl_thread, NULL, ofl_ctl_main, o);
-        if (rc < 0) {
-            atomic_store(&o->stop, true);
-            pthread_join(o->watch_thread, NULL);
-        }
     }
+    rc = -pthread_create(&o->watch_thread, NULL, ofl_watch_main, o);
     if (rc < 0)
         return rc;
+    rc = -pthread_create(&o->ctl_thread, NULL, ofl_ctl_main, o);
+    if (rc < 0)
+        goto err_join_watch;
     o->started = true;
     ofl_log(o, "offloaded GETs on port %d (%s)", o->port,
             rnic_device_name(o->dev));
     return 0;
+
+err_join_watch:
+    store_seq_cst(&o->stop, true);
+    pthread_join(o->watch_thread, NULL);
+    return rc;
 }
 
 struct rnic_device *rdn_offload_device(const struct rdn_offload *o)
@@ -280,7 +283,7 @@ void rdn_offload_stop(struct rdn_offload *o)
 {
     if (!o || !o->started)
         return;
-    atomic_store(&o->stop, true);
+    store_seq_cst(&o->stop, true);
     ofl_ctl_wake(o);
     pthread_join(o->ctl_thread, NULL);
     pthread_join(o->watch_thread, NULL);
@@ -325,11 +328,12 @@ static void stat_u64(rdn_stat_fn fn, void *ctx, const char *name, uint64_t v)
     fn(ctx, name, buf);
 }
 
-/* Totals: departed clients' counts plus the live pipelines' (lock). */
+/* Reports the totals: departed clients' counts plus the live pipelines'
+ * (under o->lock). */
 void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
 {
-    uint64_t hits = atomic_load_explicit(&o->hits, memory_order_relaxed);
-    uint64_t misses = atomic_load_explicit(&o->misses, memory_order_relaxed);
+    uint64_t hits = load_relaxed(&o->hits);
+    uint64_t misses = load_relaxed(&o->misses);
 
     pthread_mutex_lock(&o->lock);
     for (struct ofl_conn *c = o->conns; c; c = c->next)
@@ -338,11 +342,11 @@ void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
             misses += c->pipe.misses;
         }
     pthread_mutex_unlock(&o->lock);
-    stat_u64(fn, ctx, "rdn_clients", atomic_load(&o->active));
+    stat_u64(fn, ctx, "rdn_clients", load_seq_cst(&o->active));
     stat_u64(fn, ctx, "rdn_get_hits", hits);
     stat_u64(fn, ctx, "rdn_get_misses", misses);
-    stat_u64(fn, ctx, "rdn_refreshes", atomic_load(&o->refreshes));
-    stat_u64(fn, ctx, "rdn_qp_errors", atomic_load(&o->qp_errors));
+    stat_u64(fn, ctx, "rdn_refreshes", load_seq_cst(&o->refreshes));
+    stat_u64(fn, ctx, "rdn_qp_errors", load_seq_cst(&o->qp_errors));
 }
 
 static void client_stat(rdn_stat_fn fn, void *ctx, const struct ofl_conn *c,
@@ -367,7 +371,7 @@ void rdn_offload_client_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
     stat_u64(fn, ctx, "rdn_generation_word", g.gen_word);
     stat_u64(fn, ctx, "rdn_iters", o->cfg.iters);
     stat_u64(fn, ctx, "rdn_horizon_lag",
-             o->ops.epoch(o->ops.ctx) - atomic_load(&o->horizon));
+             o->ops.epoch(o->ops.ctx) - load_seq_cst(&o->horizon));
     pthread_mutex_lock(&o->lock);
     for (struct ofl_conn *c = o->conns; c; c = c->next) {
         if (c->state != OFL_CONN_READY)

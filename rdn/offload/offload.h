@@ -73,10 +73,21 @@ struct rdn_offload_cfg {
     bool keep_on_close;
 };
 
-/* Defaults: iters 128, max_depth 16, max_clients 64, 127.0.0.1. */
+/* Fills *cfg with the defaults: iters 128, max_depth 16, max_clients 64,
+ * 127.0.0.1, no domain. */
 void rdn_offload_cfg_init(struct rdn_offload_cfg *cfg);
 
-/* Opens the NIC device and the memory the chains need. 0 or -errno. */
+/*
+ * Opens the NIC device and the memory the chains need (the table region,
+ * the generation word, the master queue and done CQ), re-attaching a
+ * domain a previous process left (see "Persistence" below). cfg and ops
+ * (every callback set) are copied.
+ *
+ * Returns 0 with *out set, or -EINVAL (a bad configuration or callback
+ * table), -ENOMEM, or the NIC's error (rnic_open(), chain_*; the reason
+ * is printed on stderr). The caller owns the offload and closes it with
+ * rdn_offload_close().
+ */
 int rdn_offload_open(const struct rdn_offload_cfg *cfg,
                      const struct rdn_cache_ops *ops, struct rdn_offload **out);
 
@@ -87,7 +98,9 @@ int rdn_offload_open(const struct rdn_offload_cfg *cfg,
  * rdn_offload_arena_lkey() of the first one. NULL on failure.
  */
 void *rdn_offload_arena_map(struct rdn_offload *o, size_t len);
+/* Frees an arena from rdn_offload_arena_map() (no GET may still read it). */
 void rdn_offload_arena_unmap(struct rdn_offload *o, void *addr, size_t len);
+/* Returns the lkey the table's descriptors name for item memory. */
 uint32_t rdn_offload_arena_lkey(const struct rdn_offload *o);
 
 /*
@@ -98,6 +111,8 @@ uint32_t rdn_offload_arena_lkey(const struct rdn_offload *o);
  * NULL when the region is exhausted.
  */
 void *rdn_offload_table_map(struct rdn_offload *o, size_t len);
+/* Gives a table back; its memory stays readable (see above), so this
+ * only says the cache no longer uses it. */
 void rdn_offload_table_unmap(struct rdn_offload *o, void *addr, size_t len);
 
 /*
@@ -120,18 +135,29 @@ void rdn_offload_invalidate(struct rdn_offload *o);
  */
 uint64_t rdn_offload_horizon(struct rdn_offload *o);
 
-/* The NIC device the offload opened (its memory lives there). */
+/* Returns the NIC device the offload opened (its memory lives there;
+ * owned by the offload). */
 struct rnic_device *rdn_offload_device(const struct rdn_offload *o);
 
-/* Starts the listener and the threads. 0 or -errno. */
+/*
+ * Starts the handshake listener (cfg.listen_addr, cfg.port) and the
+ * control and watch threads; from then on the ops callbacks are called
+ * from those threads. Returns 0, -EINVAL (no table or arena mapped, or
+ * started already), the listen socket's error (-EADDRINUSE, ...), or
+ * pthread_create()'s.
+ */
 int rdn_offload_start(struct rdn_offload *o);
-/* The handshake port (after start; useful with cfg.port 0). */
+/*
+ * Returns the handshake port it listens on, once started (-1 for NULL):
+ * how a caller that asked for cfg.port 0 (any free port) learns which.
+ */
 int rdn_offload_port(const struct rdn_offload *o);
 
-/* "stats": rdn_clients, rdn_get_hits, rdn_get_misses, rdn_refreshes,
- * rdn_qp_errors. */
+/* Reports "stats" lines through fn: rdn_clients, rdn_get_hits,
+ * rdn_get_misses, rdn_refreshes, rdn_qp_errors. */
 void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx);
-/* "stats rdn": the totals, then per client "client_<id>:<name>". */
+/* Reports "stats rdn": the totals, then per client
+ * "client_<id>:<name>". */
 void rdn_offload_client_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx);
 
 /*

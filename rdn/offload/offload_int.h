@@ -23,9 +23,9 @@
 #define RDN_OFFLOAD_OFFLOAD_INT_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 
+#include "proto/barrier.h"
 #include "proto/rdn_framing.h"
 #include "rdn/offload/offload.h"
 #include "rdn/offload/pipeline.h"
@@ -105,7 +105,7 @@ struct rdn_offload {
     unsigned narenas; /* mapped so far (names the next one) */
     uint32_t arena_lkey;
     struct chain_buf tbuf; /* the table region: chains READ buckets here */
-    _Atomic size_t tregion_used;
+    size_t tregion_used;
     struct chain_buf gen;   /* the generation word the chains write */
     struct chain_buf meta;  /* the cache's metadata (cfg.meta_len) */
     struct chain_buf state; /* struct ofl_pstate */
@@ -126,24 +126,33 @@ struct rdn_offload {
     uint64_t snap_epoch[OFL_SNAPS];
     uint64_t snap_head, snap_tail; /* pending snapshots [head, tail) */
 
-    _Atomic uint64_t horizon;
-    _Atomic unsigned active; /* clients whose pipeline may run */
+    uint64_t horizon;
+    unsigned active; /* clients whose pipeline may run */
 
     /* Threads. */
     int listen_fd, port;
     int wake[2]; /* wakes the control thread */
     pthread_t ctl_thread, watch_thread;
     bool started;
-    _Atomic bool stop;
-    _Atomic bool broken; /* the done CQ failed: no client can be served */
+    bool stop;
+    bool broken; /* the done CQ failed: no client can be served */
 
     /* Persistence (set at open). */
     bool persistent; /* objects are persistent in cfg.domain */
     bool reattached; /* the domain's previous resources are in use */
 
     /* Totals (relaxed). */
-    _Atomic uint64_t hits, misses, refreshes, qp_errors;
+    uint64_t hits, misses, refreshes, qp_errors;
 };
+
+/* pipeline.c */
+/*
+ * Records the thread's offload error message (printf format; read with
+ * ofl_errmsg()) and returns err. Every ofl_ function that returns -errno
+ * calls it on the way out, so its callers never print a stale message.
+ */
+int ofl_err(int err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* offload.c */
 void ofl_geometry(struct rdn_offload *o, struct rdn_geometry *g);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/offload/offload_int.h"
 
 #define OFL_PSTATE_MAGIC UINT64_C(0x35304c464f4e4452) /* "RDNOFL05" */
@@ -70,7 +71,7 @@ void ofl_pipe_cfg_of(struct rdn_offload *o, const struct ofl_pclient *pc,
 
 /* ---- fresh objects ---------------------------------------------------- */
 
-/* The objects every offload has, new (the master is made separately). */
+/* Creates the objects every offload has (the master is made separately). */
 static int fresh_objects(struct rdn_offload *o)
 {
     struct ofl_pstate *ps;
@@ -78,18 +79,30 @@ static int fresh_objects(struct rdn_offload *o)
 
     rc = chain_buf_open(o->dev, o->cfg.table_reserve, RNIC_ACCESS_REMOTE_READ,
                         &o->tbuf);
-    if (rc == 0)
-        rc = chain_buf_open(o->dev, 64, 0, &o->gen);
-    if (rc == 0)
-        rc = chain_buf_open(o->dev, o->cfg.meta_len ? o->cfg.meta_len : 64, 0,
-                            &o->meta);
-    if (rc == 0)
-        rc = chain_buf_open(o->dev, state_len(o), 0, &o->state);
-    if (rc == 0)
-        rc = chain_cq_open(o->dev, OFL_DONE_DEPTH, RNIC_CQ_IGNORE_OVERRUN,
-                           &o->done);
     if (rc < 0)
-        return rc;
+        return ofl_err(rc, "table region: %s", chain_errmsg());
+    rc = chain_buf_open(o->dev, 64, 0, &o->gen);
+    if (rc < 0) {
+        ofl_err(rc, "generation word: %s", chain_errmsg());
+        goto err_close_tbuf;
+    }
+    rc = chain_buf_open(o->dev, o->cfg.meta_len ? o->cfg.meta_len : 64, 0,
+                        &o->meta);
+    if (rc < 0) {
+        ofl_err(rc, "metadata: %s", chain_errmsg());
+        goto err_close_gen;
+    }
+    rc = chain_buf_open(o->dev, state_len(o), 0, &o->state);
+    if (rc < 0) {
+        ofl_err(rc, "state: %s", chain_errmsg());
+        goto err_close_meta;
+    }
+    rc =
+        chain_cq_open(o->dev, OFL_DONE_DEPTH, RNIC_CQ_IGNORE_OVERRUN, &o->done);
+    if (rc < 0) {
+        ofl_err(rc, "done CQ: %s", chain_errmsg());
+        goto err_close_state;
+    }
     ps = ofl_ps(o);
     ps->magic = OFL_PSTATE_MAGIC;
     ps->tregion_len = o->cfg.table_reserve;
@@ -98,6 +111,16 @@ static int fresh_objects(struct rdn_offload *o)
     ps->iters = o->cfg.iters;
     ps->max_clients = o->cfg.max_clients;
     return 0;
+
+err_close_state:
+    chain_buf_close(&o->state);
+err_close_meta:
+    chain_buf_close(&o->meta);
+err_close_gen:
+    chain_buf_close(&o->gen);
+err_close_tbuf:
+    chain_buf_close(&o->tbuf);
+    return rc;
 }
 
 static int persist_objects(struct rdn_offload *o)
@@ -112,7 +135,7 @@ static int persist_objects(struct rdn_offload *o)
         rc = chain_cq_persist(&o->done, "ofl.done");
     if (rc == 0)
         rc = chain_buf_persist(&o->state, "ofl.state");
-    return rc;
+    return rc < 0 ? ofl_err(rc, "persist: %s", chain_errmsg()) : 0;
 }
 
 static void close_objects(struct rdn_offload *o)
@@ -126,7 +149,8 @@ static void close_objects(struct rdn_offload *o)
 
 /* ---- re-attaching ----------------------------------------------------- */
 
-/* Why a previous state cannot be used by this configuration, or NULL. */
+/* Returns why a previous state cannot be used by this configuration, or
+ * NULL if it can. */
 static const char *state_mismatch(const struct rdn_offload *o)
 {
     const struct ofl_pstate *ps = ofl_ps(o);
@@ -146,8 +170,8 @@ static const char *state_mismatch(const struct rdn_offload *o)
     return NULL;
 }
 
-/* The objects of a previous process, if the domain holds any: 1 attached,
- * 0 none (a fresh domain), or -errno. */
+/* Attaches the objects of a previous process, if the domain holds any.
+ * Returns 1 (attached), 0 (none: a fresh domain), or -errno. */
 static int attach_objects(struct rdn_offload *o)
 {
     int rc = chain_buf_attach(o->dev, "ofl.state", &o->state);
@@ -162,7 +186,7 @@ static int attach_objects(struct rdn_offload *o)
         rc = chain_buf_attach(o->dev, "ofl.meta", &o->meta);
     if (rc == 0)
         rc = chain_cq_attach(o->dev, "ofl.done", &o->done);
-    return rc < 0 ? rc : 1;
+    return rc < 0 ? ofl_err(rc, "attach: %s", chain_errmsg()) : 1;
 }
 
 /*
@@ -186,10 +210,11 @@ static void adopt_clients(struct rdn_offload *o)
         c = calloc(1, sizeof(*c));
         client_prefix(pc->id, prefix, sizeof(prefix));
         ofl_pipe_cfg_of(o, pc, &cfg);
-        rc = c ? ofl_pipe_attach(o->dev, &cfg, prefix, &c->pipe) : -ENOMEM;
+        rc = c ? ofl_pipe_attach(o->dev, &cfg, prefix, &c->pipe)
+               : ofl_err(-ENOMEM, "no memory for the client");
         if (rc < 0) {
             fprintf(stderr, "rdn: cannot re-attach client %u: %s (%s)\n",
-                    pc->id, strerror(-rc), chain_errmsg());
+                    pc->id, strerror(-rc), ofl_errmsg());
             free(c);
             memset(pc, 0, sizeof(*pc));
             continue;
@@ -204,7 +229,7 @@ static void adopt_clients(struct rdn_offload *o)
         c->next = o->conns;
         o->conns = c;
         o->nconns++;
-        atomic_fetch_add(&o->active, 1);
+        fetch_add_seq_cst(&o->active, 1);
     }
 }
 
@@ -213,7 +238,7 @@ static void resume_state(struct rdn_offload *o)
 {
     const struct ofl_pstate *ps = ofl_ps(o);
 
-    atomic_store(&o->tregion_used, (size_t)ps->tregion_used);
+    store_seq_cst(&o->tregion_used, (size_t)ps->tregion_used);
     o->inval = ps->inval;
     o->table_gen = ps->table_gen;
     o->next_id = ps->next_id;
@@ -362,9 +387,12 @@ int ofl_nic_open(struct rdn_offload *o, const char *device)
     const char *why = NULL;
     int rc = open_device(o, device);
 
-    if (rc == 0 && o->persistent) {
+    if (rc < 0)
+        return ofl_err(rc, "%s: %s", device && *device ? device : "device",
+                       rnic_errmsg());
+    if (o->persistent) {
         rc = attach_objects(o);
-        why = rc < 0 ? chain_errmsg() : rc == 1 ? state_mismatch(o) : NULL;
+        why = rc < 0 ? ofl_errmsg() : rc == 1 ? state_mismatch(o) : NULL;
         if (rc == 1 && !why) {
             o->reattached = true;
             resume_state(o);
@@ -374,27 +402,35 @@ int ofl_nic_open(struct rdn_offload *o, const char *device)
                         o->cfg.domain, why);
             next_id = release_previous(o);
         }
-        rc = 0;
     }
-    if (rc == 0 && !o->reattached) {
+    if (!o->reattached) {
         rc = fresh_objects(o);
+        if (rc < 0)
+            goto err_close_nic;
         o->next_id = ofl_ps(o)->next_id = next_id;
+        if (o->persistent && persist_objects(o) < 0) {
+            fprintf(stderr,
+                    "rdn: cannot keep the NIC state in domain %s (%s): a "
+                    "crash will lose it\n",
+                    o->cfg.domain, ofl_errmsg());
+            o->persistent = false;
+        }
     }
-    if (rc == 0 && o->persistent && !o->reattached && persist_objects(o) < 0) {
-        fprintf(stderr,
-                "rdn: cannot keep the NIC state in domain %s (%s): a crash "
-                "will lose it\n",
-                o->cfg.domain, chain_errmsg());
-        o->persistent = false;
-    }
-    if (rc == 0)
-        rc = chain_q_open(o->dev, &ma, &o->master);
+    rc = chain_q_open(o->dev, &ma, &o->master);
     if (rc == 0)
         rc = chain_q_connect(&o->master, &o->master);
-    if (rc == 0 && o->reattached) {
+    if (rc < 0) {
+        ofl_err(rc, "master queue: %s", chain_errmsg());
+        goto err_close_nic;
+    }
+    if (o->reattached) {
         adopt_clients(o);
         sync_adopted(o);
     }
+    return 0;
+
+err_close_nic:
+    ofl_nic_close(o);
     return rc;
 }
 
@@ -445,7 +481,7 @@ static void forget_previous(struct rdn_offload *o)
     pthread_mutex_unlock(&o->lock);
     memset(o->tbuf.ptr, 0, o->tbuf.len);
     memset(o->meta.ptr, 0, o->meta.len);
-    atomic_store(&o->tregion_used, 0);
+    store_seq_cst(&o->tregion_used, 0);
     ofl_ps(o)->tregion_used = 0;
     rdn_offload_invalidate(o); /* every client's next answer is stale */
     o->reattached = false;
@@ -507,14 +543,21 @@ int ofl_arena_get(struct rdn_offload *o, size_t len, size_t total,
         }
     }
     rc = chain_buf_open(o->dev, total, 0, &a->buf);
-    if (rc == 0 && o->persistent)
+    if (rc < 0)
+        return ofl_err(rc, "%s: %s", name, chain_errmsg());
+    if (o->persistent) {
         rc = chain_buf_persist(&a->buf, name);
-    if (rc < 0) {
-        chain_buf_close(&a->buf);
-        return rc;
+        if (rc < 0) {
+            ofl_err(rc, "%s: %s", name, chain_errmsg());
+            goto err_close_buf;
+        }
     }
     ofl_ps(o)->narenas = ++o->narenas;
     return 0;
+
+err_close_buf:
+    chain_buf_close(&a->buf);
+    return rc;
 }
 
 int ofl_client_persist(struct rdn_offload *o, struct ofl_conn *c)
@@ -538,7 +581,7 @@ int ofl_client_record(struct rdn_offload *o, const struct ofl_pclient *pc)
             ps->client[i] = *pc;
             return 0;
         }
-    return -ENOSPC;
+    return ofl_err(-ENOSPC, "no free client entry in the state");
 }
 
 void ofl_client_forget(struct rdn_offload *o, struct ofl_conn *c)

@@ -7,11 +7,31 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/barrier.h"
+#include "rdn/offload/offload_int.h"
 #include "rdn/offload/pipeline.h"
+
+static __thread char ofl_msg[256];
+
+int ofl_err(int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(ofl_msg, sizeof(ofl_msg), fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+const char *ofl_errmsg(void)
+{
+    return ofl_msg[0] ? ofl_msg : "no error";
+}
 
 #define OFL_READ_DS   (2 + 2 * RDN_BUCKET_SLOTS) /* ctrl, raddr, scatter */
 #define OFL_RECV_SGE  (2 + OFL_RESP_WQES + 1)    /* see post_recv() */
@@ -45,8 +65,9 @@ struct ofl_unit {
     struct chain_wqe read[2], cas[OFL_RESP_WQES], imm;
 };
 
-/* The compare a CAS holds until a request overwrites it: ds 0, which no
- * match word has (they all carry RDN_SLOT_DS), so it matches nothing. */
+/* Returns the compare a CAS holds until a request overwrites it: ds 0,
+ * which no match word has (they all carry RDN_SLOT_DS), so it matches
+ * nothing. */
 static uint64_t cmp_never(void)
 {
     return chain_ctrl_word(MLX5_OPCODE_NOP, 0, 0);
@@ -68,7 +89,7 @@ static struct chain_loc client_loc(const struct ofl_pipe *p, uint64_t addr,
     return l;
 }
 
-/* The lap counter of unit i's pair `pair`. */
+/* Returns the lap counter of unit i's pair `pair`. */
 static struct chain_loc counter(const struct ofl_pipe *p, uint32_t i,
                                 unsigned pair)
 {
@@ -77,7 +98,7 @@ static struct chain_loc counter(const struct ofl_pipe *p, uint32_t i,
 
 /* ---- building blocks -------------------------------------------------- */
 
-/* A READ of bucket 0 whose scatter list is filled in by set_scatter(). */
+/* Posts a READ of bucket 0 whose scatter list set_scatter() fills in. */
 static int post_read(struct ofl_pipe *p, struct chain_wqe *out)
 {
     struct rnic_sge ph[2 * RDN_BUCKET_SLOTS];
@@ -90,8 +111,8 @@ static int post_read(struct ofl_pipe *p, struct chain_wqe *out)
 }
 
 /*
- * Response WQE j of unit i (on resp, a NOP shaped like a WRITE into the
- * client's slot) and the CAS on the worker that may turn it into that
+ * Posts response WQE j of unit i (on resp, a NOP shaped like a WRITE into
+ * the client's slot) and the CAS on the worker that may turn it into that
  * WRITE. The CAS compares with nothing until a request arrives.
  */
 static int post_resp(struct ofl_pipe *p, uint32_t i, unsigned cas_flags,
@@ -144,9 +165,9 @@ static int set_scatter(const struct chain_wqe *read,
 }
 
 /*
- * The CASes of bucket b's four response WQEs, the first FENCEd (after the
- * READs posted before it landed) when fence, and the scatter list that
- * bucket's READ fills them with.
+ * Posts the CASes of bucket b's four response WQEs (with fence, the first
+ * one waits until the READs posted before it landed) and points that
+ * bucket's READ at the response WQEs it fills.
  */
 static int post_bucket(struct ofl_pipe *p, uint32_t i, unsigned b, bool fence,
                        struct chain_wqe *resp, struct ofl_unit *u)
@@ -164,7 +185,7 @@ static int post_bucket(struct ofl_pipe *p, uint32_t i, unsigned b, bool fence,
     return rc;
 }
 
-/* The closing WRITE_IMM of response unit i, and the unit's padding. */
+/* Posts the closing WRITE_IMM of response unit i, then pads the unit. */
 static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
                       struct ofl_unit *u)
 {
@@ -181,10 +202,10 @@ static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 }
 
 /*
- * The FADD/READ pair that moves a WAIT + SEND_EN pair of unit i a lap
- * ahead; the head's also re-posts the unit's receive through the doorbell
- * record (the head's new WAIT count, k + 1 + iters, is that receive's
- * number plus one).
+ * Posts the FADD/READ pair that moves a WAIT + SEND_EN pair of unit i a
+ * lap ahead; for the head pair, also the READ that re-posts the unit's
+ * receive through the doorbell record (the head's new WAIT count,
+ * k + 1 + iters, is that receive's number plus one).
  */
 static int post_patch(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u,
                       unsigned pair, uint64_t inc)
@@ -206,7 +227,8 @@ static int post_patch(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u,
     return rc;
 }
 
-/* WAIT until signaled WQE `after` completed, then enable resp to index. */
+/* Posts a WAIT until signaled WQE `after` completed, then a SEND_EN of
+ * resp up to index. */
 static int post_release(struct ofl_pipe *p, const struct chain_wqe *after,
                         uint32_t index, unsigned pair, struct ofl_unit *u)
 {
@@ -219,9 +241,9 @@ static int post_release(struct ofl_pipe *p, const struct chain_wqe *after,
 }
 
 /*
- * Both buckets at once: both READs in flight, all eight CASes issued (the
- * first waits for both READs), then bucket 1's WQEs released once its
- * CASes completed, while bucket 2's may still be in flight.
+ * Searches both buckets at once: both READs in flight, all eight CASes
+ * issued (the first waits for both READs), then bucket 1's WQEs released
+ * once its CASes completed, while bucket 2's may still be in flight.
  */
 static int lookup_parallel(struct ofl_pipe *p, uint32_t i, uint32_t r0,
                            struct chain_wqe *resp, struct ofl_unit *u)
@@ -241,8 +263,9 @@ static int lookup_parallel(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 }
 
 /*
- * RedN-Seq: bucket 1 (READ, CASes, release of its WQEs), and only then
- * bucket 2's READ: the release's WAIT holds the worker until then.
+ * Searches the buckets one after the other (RedN-Seq): bucket 1 (READ,
+ * CASes, release of its WQEs), and only then bucket 2's READ, which the
+ * release's WAIT holds back.
  */
 static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
                       struct chain_wqe *resp, struct ofl_unit *u)
@@ -262,12 +285,12 @@ static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 }
 
 /*
- * Worker unit i and response unit i, with lap-0 indexes (w_base and r_base
- * are the rings' first indexes). Bucket 1's response WQEs are released
- * once its CASes completed, while bucket 2's are still in flight (the
- * response queue runs one WQE at a time, so it starts early), the rest
- * once all CASes completed: both enables come from this one queue, in ring
- * order, and each follows the CASes of every WQE it releases.
+ * Posts worker unit i and response unit i, with lap-0 indexes (w_base and
+ * r_base are the rings' first indexes). Bucket 1's response WQEs are
+ * released once its CASes completed, while bucket 2's are still in flight
+ * (the response queue runs one WQE at a time, so it starts early), the
+ * rest once all CASes completed: both enables come from this one queue, in
+ * ring order, and each follows the CASes of every WQE it releases.
  */
 static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
                      uint32_t r_base, struct ofl_unit *u)
@@ -296,14 +319,17 @@ static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
                           OFL_TAIL_PAIR, u);
     for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++)
         rc = post_patch(p, i, u, k, k == OFL_HEAD_PAIR ? head_inc : resp_inc);
-    if (rc == 0 && p->w.pi - w0 > OFL_W_UNIT)
-        rc = -EPROTO;
-    if (rc == 0)
-        rc = chain_pad(&p->w, OFL_W_UNIT - (p->w.pi - w0));
-    return rc;
+    if (rc < 0)
+        return ofl_err(rc, "unit %u: %s", i, chain_errmsg());
+    if (p->w.pi - w0 > OFL_W_UNIT)
+        return ofl_err(-EPROTO, "unit %u takes %u worker WQEBBs, more than %u",
+                       i, p->w.pi - w0, OFL_W_UNIT);
+    rc = chain_pad(&p->w, OFL_W_UNIT - (p->w.pi - w0));
+    return rc < 0 ? ofl_err(rc, "unit %u: %s", i, chain_errmsg()) : 0;
 }
 
-/* Unit i's counters hold lap 0's indexes: their first bump yields lap 1's. */
+/* Sets unit i's counters to lap 0's indexes, so their first bump yields
+ * lap 1's. */
 static void init_counters(struct ofl_pipe *p, uint32_t i,
                           const struct ofl_unit *u)
 {
@@ -312,9 +338,10 @@ static void init_counters(struct ofl_pipe *p, uint32_t i,
 }
 
 /*
- * The receive of unit i: its scatter list follows struct rdn_get_req,
- * bucket addresses into the READs, compares into the CASes, the request id
- * into the WRITE_IMM. Posted once: the chain re-posts it every lap.
+ * Posts the receive of unit i: its scatter list follows struct
+ * rdn_get_req, bucket addresses into the READs, compares into the CASes,
+ * the request id into the WRITE_IMM. Posted once: the chain re-posts it
+ * every lap.
  */
 static int post_recv(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u)
 {
@@ -333,10 +360,11 @@ static int post_recv(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u)
     }
     if (rc == 0)
         rc = chain_field(&u->imm, CHAIN_F_IMM, 0, &l);
-    if (rc < 0)
-        return rc;
-    sge[n++] = chain_loc_sge(l);
-    return chain_post_recv(&p->resp, sge, n, i);
+    if (rc == 0) {
+        sge[n++] = chain_loc_sge(l);
+        rc = chain_post_recv(&p->resp, sge, n, i);
+    }
+    return rc < 0 ? ofl_err(rc, "receive %u: %s", i, chain_errmsg()) : 0;
 }
 
 /* Builds the whole lap on fresh rings and posts one receive per unit. */
@@ -359,7 +387,7 @@ static int build_lap(struct ofl_pipe *p)
     if (rc == 0 && (p->w.pi - w_base != p->w.sq.wqebb_cnt ||
                     p->resp.pi - r_base != p->resp.sq.wqebb_cnt ||
                     p->w.scq->count - cq0 != p->cfg.iters * OFL_RESP_WQES))
-        rc = -EPROTO;
+        rc = ofl_err(-EPROTO, "the lap does not fill the rings exactly");
     return rc;
 }
 
@@ -407,38 +435,63 @@ int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
     int rc;
 
     if (!dev || !p || !cfg_ok(cfg))
-        return -EINVAL;
+        return ofl_err(-EINVAL, "ofl_pipe_open: bad argument");
     memset(p, 0, sizeof(*p));
     p->cfg = *cfg;
     wa.sq_wqebb = cfg->iters * OFL_W_UNIT;
     resp_attr(cfg, &ra);
     rc = chain_q_open(dev, &wa, &p->w);
-    if (rc == 0)
-        rc = chain_q_connect(&p->w, &p->w);
-    if (rc == 0)
-        rc = chain_q_open(dev, &ra, &p->resp);
-    if (rc == 0)
-        rc = chain_buf_open(dev, (size_t)cfg->iters * OFL_PAIRS * 8, ctr_access,
-                            &p->ctr);
-    if (rc == 0)
-        rc = build_lap(p);
     if (rc < 0)
-        ofl_pipe_close(p);
+        return ofl_err(rc, "worker queue: %s", chain_errmsg());
+    rc = chain_q_connect(&p->w, &p->w);
+    if (rc < 0) {
+        ofl_err(rc, "worker queue: %s", chain_errmsg());
+        goto err_close_w;
+    }
+    rc = chain_q_open(dev, &ra, &p->resp);
+    if (rc < 0) {
+        ofl_err(rc, "response queue: %s", chain_errmsg());
+        goto err_close_w;
+    }
+    rc = chain_buf_open(dev, (size_t)cfg->iters * OFL_PAIRS * 8, ctr_access,
+                        &p->ctr);
+    if (rc < 0) {
+        ofl_err(rc, "lap counters: %s", chain_errmsg());
+        goto err_close_resp;
+    }
+    rc = build_lap(p);
+    if (rc < 0)
+        goto err_close_ctr;
+    return 0;
+
+err_close_ctr:
+    chain_buf_close(&p->ctr);
+err_close_resp:
+    chain_q_close(&p->resp);
+err_close_w:
+    chain_q_close(&p->w);
+    memset(p, 0, sizeof(*p));
     return rc;
 }
 
 int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out)
 {
+    int rc;
+
     if (!p || !p->resp.qp || !out)
-        return -EINVAL;
-    return rnic_qp_addr(p->resp.qp, out);
+        return ofl_err(-EINVAL, "ofl_pipe_addr: bad argument");
+    rc = rnic_qp_addr(p->resp.qp, out);
+    return rc < 0 ? ofl_err(rc, "response queue: %s", rnic_errmsg()) : 0;
 }
 
 int ofl_pipe_connect(struct ofl_pipe *p, const struct rnic_addr *client)
 {
+    int rc;
+
     if (!p || !p->resp.qp || !client)
-        return -EINVAL;
-    return rnic_connect(p->resp.qp, client);
+        return ofl_err(-EINVAL, "ofl_pipe_connect: bad argument");
+    rc = rnic_connect(p->resp.qp, client);
+    return rc < 0 ? ofl_err(rc, "connect: %s", rnic_errmsg()) : 0;
 }
 
 /* Releases the worker's first head (index 0 of its fresh ring). */
@@ -449,18 +502,20 @@ int ofl_pipe_start(struct ofl_pipe *p)
     int rc;
 
     if (!p || p->started || !p->w.qp)
-        return -EINVAL;
+        return ofl_err(-EINVAL, "ofl_pipe_start: bad argument");
     m = p->cfg.master;
     rc = chain_send_en(m, &p->w, OFL_HEAD, CHAIN_SIGNALED, NULL);
     if (rc == 0)
         rc = chain_q_doorbell(m);
-    if (rc == 0) {
+    if (rc == 0)
         rc = chain_cq_poll_wait(m->scq, &wc, 5000);
-        if (rc == 1 && wc.status != RNIC_WC_SUCCESS)
-            rc = -EIO;
-        else if (rc == 0)
-            rc = -ETIMEDOUT;
-    }
+    if (rc < 0)
+        rc = ofl_err(rc, "start: %s", chain_errmsg());
+    else if (rc == 0)
+        rc =
+            ofl_err(-ETIMEDOUT, "start: the master's SEND_EN did not complete");
+    else if (wc.status != RNIC_WC_SUCCESS)
+        rc = ofl_err(-EIO, "start: SEND_EN: %s", rnic_wc_status_str(wc.status));
     if (rc < 0) {
         p->failed = true;
         return rc;
@@ -470,7 +525,8 @@ int ofl_pipe_start(struct ofl_pipe *p)
     return 0;
 }
 
-/* v's 64-bit continuation of the count `low` (low bits of it, mod m). */
+/* Returns the 64-bit count nearest at or above v whose low bits (mod m)
+ * are `low`. */
 static uint64_t lift(uint64_t v, uint32_t low, uint32_t m)
 {
     return v + ((low - (uint32_t)v) & (m - 1));
@@ -490,7 +546,7 @@ int ofl_pipe_poll_recv(struct ofl_pipe *p)
         n = rnic_poll_cq(p->resp.rcq->cq, 32, wc);
         if (n < 0) {
             p->failed = true;
-            return n;
+            return ofl_err(n, "receive CQ: %s", rnic_errmsg());
         }
         for (int i = 0; i < n; i++) {
             if (wc[i].status != RNIC_WC_SUCCESS)
@@ -504,14 +560,14 @@ int ofl_pipe_poll_recv(struct ofl_pipe *p)
     return total;
 }
 
-/* The opcode now in response WQE j of unit i. */
+/* Returns the opcode now in response WQE j of unit i. */
 static uint8_t resp_opcode(const struct ofl_pipe *p, uint32_t i, unsigned j)
 {
     uint32_t bb = (i * OFL_RESP_UNIT + j) & (p->resp.sq.wqebb_cnt - 1);
     const struct mlx5_ctrl_seg *c =
         (const void *)(p->resp.sq.buf + (size_t)bb * MLX5_SEND_WQE_BB);
 
-    __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the NIC rewrites it */
+    fence_acquire(); /* the NIC rewrites it */
     return mlx5_ctrl_opcode(c);
 }
 
@@ -566,7 +622,7 @@ bool ofl_pipe_failed(struct ofl_pipe *p)
 
 /* ---- persistence ------------------------------------------------------ */
 
-/* The names of a pipeline's three parts under prefix (1..40 chars). */
+/* A pipeline's three parts' names under prefix (1..40 chars). */
 struct ofl_names {
     char w[64], r[64], ctr[64];
 };
@@ -574,7 +630,7 @@ struct ofl_names {
 static int pipe_names(const char *prefix, struct ofl_names *n)
 {
     if (!prefix || !*prefix || strlen(prefix) > 40)
-        return -EINVAL;
+        return ofl_err(-EINVAL, "pipeline name: not 1..40 characters");
     snprintf(n->w, sizeof(n->w), "%s.w", prefix);
     snprintf(n->r, sizeof(n->r), "%s.r", prefix);
     snprintf(n->ctr, sizeof(n->ctr), "%s.ctr", prefix);
@@ -586,14 +642,16 @@ int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix)
     struct ofl_names n;
     int rc = pipe_names(prefix, &n);
 
-    if (rc < 0 || !p || !p->w.qp)
-        return -EINVAL;
+    if (rc < 0)
+        return rc;
+    if (!p || !p->w.qp)
+        return ofl_err(-EINVAL, "ofl_pipe_persist: bad argument");
     rc = chain_buf_persist(&p->ctr, n.ctr);
     if (rc == 0)
         rc = chain_q_persist(&p->w, n.w);
     if (rc == 0)
         rc = chain_q_persist(&p->resp, n.r);
-    return rc;
+    return rc < 0 ? ofl_err(rc, "persist %s: %s", prefix, chain_errmsg()) : 0;
 }
 
 int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
@@ -602,22 +660,35 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
     struct ofl_names n;
     int rc = pipe_names(prefix, &n);
 
-    if (rc < 0 || !dev || !p || !cfg_ok(cfg))
-        return -EINVAL;
+    if (rc < 0)
+        return rc;
+    if (!dev || !p || !cfg_ok(cfg))
+        return ofl_err(-EINVAL, "ofl_pipe_attach: bad argument");
     memset(p, 0, sizeof(*p));
     p->cfg = *cfg;
     rc = chain_buf_attach(dev, n.ctr, &p->ctr);
-    if (rc == 0)
-        rc = chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p->w);
-    if (rc == 0)
-        rc = chain_q_attach(dev, n.r, OFL_RESP_FLAGS, cfg->iters, cfg->done_cq,
-                            NULL, &p->resp);
+    if (rc < 0)
+        return ofl_err(rc, "attach %s: %s", n.ctr, chain_errmsg());
+    rc = chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p->w);
     if (rc < 0) {
-        ofl_pipe_close(p);
-        return rc;
+        ofl_err(rc, "attach %s: %s", n.w, chain_errmsg());
+        goto err_close_ctr;
+    }
+    rc = chain_q_attach(dev, n.r, OFL_RESP_FLAGS, cfg->iters, cfg->done_cq,
+                        NULL, &p->resp);
+    if (rc < 0) {
+        ofl_err(rc, "attach %s: %s", n.r, chain_errmsg());
+        goto err_close_w;
     }
     p->started = true;
     return 0;
+
+err_close_w:
+    chain_q_close(&p->w);
+err_close_ctr:
+    chain_buf_close(&p->ctr);
+    memset(p, 0, sizeof(*p));
+    return rc;
 }
 
 int ofl_pipe_release(struct rnic_device *dev, const char *prefix,

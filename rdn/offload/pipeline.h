@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rdn/offload/pipeline.h - one client's offloaded-GET pipeline on the server's
- * NIC: a recycled chain that answers GETs with no server CPU, forever
- * (DESIGN.md section 6; the paper's recycled loop applied to its hash GET).
+ * rdn/offload/pipeline.h - one client's offloaded-GET pipeline on the
+ * server's NIC: a recycled chain that answers GETs with no server CPU,
+ * forever (the paper's recycled loop applied to its hash GET;
+ * docs/design.md, "One GET, WQE by WQE", lays both units out block by
+ * block).
  *
  * Two queues per client, built once and never posted to again:
  *   resp  the client-facing QP (managed send queue, receive queue; it
@@ -95,25 +97,44 @@ struct ofl_pipe {
     bool failed; /* a QP of the pipeline is in the error state */
 };
 
-/* Creates the queues and builds the whole lap; the receives are posted. */
+/*
+ * Creates the queues on dev and builds the whole lap; the receives are
+ * posted, nothing runs yet. Built in place: the queues point into *p,
+ * which must not move until ofl_pipe_close(). Returns 0, -EINVAL (a bad
+ * cfg), -EPROTO (the lap does not fit its fixed unit sizes: a build bug),
+ * or the chain_* error (message in chain_errmsg()); nothing is left open
+ * on failure. cfg's objects (table MR, generation word, done CQ, master
+ * queue) stay the caller's and must outlive the pipeline.
+ */
 int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                   struct ofl_pipe *p);
-/* The client-facing QP's address (for the client to connect to). */
+/* Writes the client-facing QP's address (for the client to connect to)
+ * into *out. Returns 0 or -EINVAL. */
 int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out);
-/* Connects the client-facing QP to the client's QP. */
+/* Connects the client-facing QP to the client's QP. Returns 0 or
+ * rnic_connect()'s error. */
 int ofl_pipe_connect(struct ofl_pipe *p, const struct rnic_addr *client);
-/* Releases the worker's first head through cfg.master: the chain runs. */
+/*
+ * Releases the worker's first head through cfg.master (and waits up to 5 s
+ * for that SEND_EN): the chain runs from then on. Returns 0, -EINVAL
+ * (started already), -EIO (the SEND_EN failed), -ETIMEDOUT; the pipeline
+ * is then failed.
+ */
 int ofl_pipe_start(struct ofl_pipe *p);
 /*
  * Counts receive completions (requests that started on the NIC). Returns
  * how many new ones, or a negative errno (the pipeline then failed).
  */
 int ofl_pipe_poll_recv(struct ofl_pipe *p);
-/* Takes one completion of the done CQ that belongs to this pipeline. */
+/*
+ * Counts one completion of the done CQ that belongs to this pipeline (the
+ * caller matches wc->qpn): an answered GET, a hit or a miss. An error
+ * completion marks the pipeline failed.
+ */
 void ofl_pipe_complete(struct ofl_pipe *p, const struct rnic_wc *wc);
-/* True once any of the pipeline's QPs is in the error state. */
+/* Returns true once any of the pipeline's QPs is in the error state. */
 bool ofl_pipe_failed(struct ofl_pipe *p);
-/* Requests received whose answer has not completed yet. */
+/* Returns the requests received whose answer has not completed yet. */
 static inline uint64_t ofl_pipe_inflight(const struct ofl_pipe *p)
 {
     return p->received - p->done;
@@ -122,7 +143,10 @@ static inline uint64_t ofl_pipe_inflight(const struct ofl_pipe *p)
  * Persistence: marks every object of an open pipeline persistent under
  * prefix (1..40 chars), so it keeps serving while no process owns it;
  * ofl_pipe_attach() takes such a pipeline over in a new process (cfg as
- * when it was opened; cfg.done_cq attached by the caller). 0 or -errno.
+ * when it was opened; cfg.done_cq attached by the caller), already
+ * started. Both return 0, -EINVAL (bad prefix or cfg), or the chain_*
+ * persistence error (-ENOENT: no such pipeline, -EEXIST: the prefix is
+ * taken); a failed attach leaves *p closed.
  */
 int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix);
 int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
@@ -134,6 +158,19 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
  */
 int ofl_pipe_release(struct rnic_device *dev, const char *prefix,
                      uint32_t iters, struct chain_cq *done_cq);
+/*
+ * Destroys the pipeline's queues and counters (persistent ones too: they
+ * are gone from the domain) and zeroes *p; no-op if zeroed. The client
+ * sees its QP fail.
+ */
 void ofl_pipe_close(struct ofl_pipe *p);
+
+/*
+ * Describes the calling thread's last failure of an ofl_ function (each one
+ * that returns -errno sets it; it wraps the chain or NIC message that
+ * caused it). Returns "no error" before any failure. The string is
+ * thread-local: valid until the thread's next failing ofl_ call.
+ */
+const char *ofl_errmsg(void);
 
 #endif /* RDN_OFFLOAD_PIPELINE_H */

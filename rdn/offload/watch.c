@@ -23,6 +23,7 @@
 
 #include <stdio.h>
 
+#include "proto/barrier.h"
 #include "rdn/offload/offload_int.h"
 
 #define OFL_WAIT_MS  20 /* idle tick: the horizon moves even without GETs */
@@ -58,7 +59,7 @@ static void advance_horizon(struct rdn_offload *o)
         for (struct ofl_conn *c = o->conns; c; c = c->next)
             if (c->state == OFL_CONN_READY && c->pipe.done < c->mark[s])
                 return;
-        atomic_store(&o->horizon, o->snap_epoch[s] + 1);
+        store_seq_cst(&o->horizon, o->snap_epoch[s] + 1);
         o->snap_head++;
     }
 }
@@ -84,7 +85,7 @@ static void drain_done(struct rdn_offload *o)
             if (c)
                 ofl_pipe_complete(&c->pipe, &wc[i]);
         }
-    if (n < 0 && !atomic_exchange(&o->broken, true))
+    if (n < 0 && !exchange_seq_cst(&o->broken, true))
         fprintf(stderr,
                 "rdn: the done CQ failed (%d): offloaded GETs are "
                 "off until restart\n",
@@ -125,13 +126,13 @@ void *ofl_watch_main(void *arg)
 {
     struct rdn_offload *o = arg;
 
-    while (!atomic_load(&o->stop)) {
+    while (!load_seq_cst(&o->stop)) {
         uint64_t epoch;
 
         rnic_cq_wait(o->done.cq, OFL_WAIT_MS);
         epoch = o->ops.epoch(o->ops.ctx);
         o->ops.epoch_advance(o->ops.ctx);
-        atomic_thread_fence(memory_order_seq_cst);
+        fence_seq_cst();
         pthread_mutex_lock(&o->lock);
         snapshot(o, epoch);
         drain_done(o);

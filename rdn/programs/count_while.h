@@ -35,18 +35,22 @@ struct count_while {
     bool own_trig;
 };
 
-/* Creates the queues and memory (own_trig: triggers on their own queue). */
+/* Creates the queues and memory on dev in *w (own_trig: triggers on their
+ * own queue). Returns 0 or the chain_* error; close with
+ * count_while_close(). */
 int count_while_open(struct count_while *w, struct rnic_device *dev,
                      bool own_trig);
 /*
  * Posts one run of n iterations (1..COUNT_WHILE_MAX) and its release on
  * the master; resets ctr and the marks. The previous run must be over.
+ * Returns 0, -EINVAL (n or k out of range), or the chain_* error.
  */
 int count_while_post(struct count_while *w, unsigned n, uint64_t k, bool brk);
-/* Rings the master's doorbell. */
+/* Rings the master's doorbell. Returns 0 or chain_q_doorbell()'s error. */
 int count_while_start(struct count_while *w);
 /* After a run that reached its end: lets the rings be reused. */
 void count_while_retire(struct count_while *w);
+/* Destroys the queues and memory; no-op if zeroed. */
 void count_while_close(struct count_while *w);
 
 #endif /* RDN_PROGRAMS_COUNT_WHILE_H */

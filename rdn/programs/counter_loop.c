@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/programs/counter_loop.h"
 
 #define LOOP_RING 32
@@ -104,8 +105,7 @@ void counter_loop_destroy(struct counter_loop *c)
 
 static uint64_t load(const struct counter_loop *c, size_t off)
 {
-    return __atomic_load_n((const uint64_t *)(c->mem.ptr + off),
-                           __ATOMIC_ACQUIRE);
+    return load_acquire((const uint64_t *)(c->mem.ptr + off));
 }
 
 uint64_t counter_loop_laps(const struct counter_loop *c)

@@ -32,14 +32,19 @@ struct counter_loop {
 /*
  * Builds the loop and posts its release on the master queue, without
  * ringing the doorbell. limit 0: run until stopped; else also stop after
- * exactly limit laps (limit < 2^48).
+ * exactly limit laps (limit < 2^48). Returns 0, -EINVAL, or the chain_*
+ * error; the caller destroys *c with counter_loop_destroy().
  */
 int counter_loop_build(struct counter_loop *c, struct rnic_device *dev,
                        uint64_t limit);
-/* The one doorbell: the master queue releases the first segment. */
+/* Rings the one doorbell: the master queue releases the first segment.
+ * Returns 0 or chain_q_doorbell()'s error. */
 int counter_loop_start(struct counter_loop *c);
+/* Destroys the queues and memory (a running loop stops with them). */
 void counter_loop_destroy(struct counter_loop *c);
 
+/* Return the laps counted so far and the tail word the last lap wrote
+ * (read from NIC memory, so they move while the loop runs). */
 uint64_t counter_loop_laps(const struct counter_loop *c);
 uint64_t counter_loop_tail(const struct counter_loop *c);
 /* Where a client writes COUNTER_STOP (8 bytes, little-endian). */

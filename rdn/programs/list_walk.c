@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "proto/byteorder.h"
 #include "rdn/programs/list_walk.h"
 
 #define WORK_RING   256
@@ -19,11 +20,11 @@
 void list_node_set(struct list_node *n, uint64_t key, uint32_t vlen,
                    uint32_t vlkey, uint64_t vaddr, uint64_t next)
 {
-    n->key_be = htobe64(key & CHAIN_ID48_MAX);
-    n->value.byte_count = htobe32(vlen);
-    n->value.lkey = htobe32(vlkey);
-    n->value.addr = htobe64(vaddr);
-    n->next_be = htobe64(next);
+    n->key_be = cpu_to_be64(key & CHAIN_ID48_MAX);
+    n->value.byte_count = cpu_to_be32(vlen);
+    n->value.lkey = cpu_to_be32(vlkey);
+    n->value.addr = cpu_to_be64(vaddr);
+    n->next_be = cpu_to_be64(next);
 }
 
 uint32_t list_walk_request(uint64_t key, unsigned nodes, uint8_t *buf)

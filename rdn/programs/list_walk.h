@@ -40,9 +40,9 @@
 
 /* A node as the NIC reads it (32 bytes, 8-aligned). */
 struct list_node {
-    uint64_t key_be;            /* 48-bit key, big-endian */
+    be64 key_be;                /* 48-bit key */
     struct mlx5_data_seg value; /* be32 length, be32 lkey, be64 address */
-    uint64_t next_be;           /* big-endian address of the next node */
+    be64 next_be;               /* address of the next node */
 };
 
 _Static_assert(sizeof(struct list_node) == 32, "list node is 32 bytes");
@@ -67,14 +67,20 @@ struct list_walk {
 /*
  * Creates the server's queues, builds the chain, posts its receive and, on
  * the master queue, the release of iteration 0 once the request arrived.
+ * Returns 0, -EINVAL (a bad cfg), or the chain_* error. The caller owns
+ * *lw and destroys it with list_walk_destroy(); cfg's queues and buffers
+ * stay the caller's.
  */
 int list_walk_build(struct list_walk *lw, struct rnic_device *dev,
                     const struct list_walk_cfg *cfg);
-/* Rings the master's doorbell: the walk runs when the request arrives. */
+/* Rings the master's doorbell: the walk runs when the request arrives.
+ * Returns 0 or chain_q_doorbell()'s error. */
 int list_walk_start(struct list_walk *lw);
+/* Destroys the server's queues. */
 void list_walk_destroy(struct list_walk *lw);
 
-/* The request a client SENDs: the key once per node (6 B little-endian). */
+/* Writes the request a client SENDs into buf (the key once per node, 6 B
+ * little-endian each) and returns its length. */
 uint32_t list_walk_request(uint64_t key, unsigned nodes, uint8_t *buf);
 
 /* Fills a node. value: lkey and address of the value on the server. */

@@ -5,10 +5,11 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
+#include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "rdn/programs/turing.h"
 
 #define CELL      256
@@ -237,10 +238,10 @@ void turing_result(const struct turing *t, struct tm_result *r)
     struct chain_loc a;
 
     memset(r, 0, sizeof(*r));
-    r->steps = __atomic_load_n(turing_steps_word(t), __ATOMIC_ACQUIRE);
+    r->steps = load_acquire(turing_steps_word(t));
     chain_field(&t->read_a, CHAIN_F_RADDR, 0, &a);
     r->head =
-        (unsigned)((be64toh(*(const uint64_t *)a.ptr) - addr_of(t, CELLS_OFF)) /
+        (unsigned)((be64_to_cpu(*(const be64 *)a.ptr) - addr_of(t, CELLS_OFF)) /
                    CELL);
     for (unsigned i = 0; i < t->ncells; i++) {
         r->tape[i] = t->mem.ptr[CELLS_OFF + (size_t)i * CELL] / ENTRY;

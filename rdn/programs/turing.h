@@ -76,11 +76,16 @@ struct turing {
 
 /*
  * Builds the machine on a blank tape of ncells, head at cell `start`, and
- * posts its release; turing_start() rings the one doorbell.
+ * posts its release; turing_start() rings the one doorbell. Returns 0,
+ * -EINVAL (a machine, tape or start out of range), or the chain_* error.
+ * The caller owns *t and destroys it with turing_destroy().
  */
 int turing_build(struct turing *t, struct rnic_device *dev,
                  const struct tm_machine *m, unsigned ncells, unsigned start);
+/* Rings the doorbell: the machine runs. Returns 0 or chain_q_doorbell()'s
+ * error. */
 int turing_start(struct turing *t);
+/* Destroys the queues and memory (a running machine stops with them). */
 void turing_destroy(struct turing *t);
 /* The step counter the NIC bumps (to wait on). */
 const uint64_t *turing_steps_word(const struct turing *t);

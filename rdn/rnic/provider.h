@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rdn/rnic/provider.h - the table behind rdn/rnic.h.
+ * rdn/rnic/provider.h - the table behind rdn/rnic/rnic.h.
  *
  * A provider (softnic in-process, softnic through rdn-nicd, later mlx5)
  * fills a struct rnic_ops and embeds the common object headers below as the

@@ -9,13 +9,21 @@
  *
  * Errors: every int-returning call returns 0 (or a count) on success and a
  * negative errno on failure; rnic_errmsg() then describes the failure in
- * words (thread-local, valid until the thread's next rnic_* call).
+ * words (thread-local, valid until the thread's next rnic_* call). -EINVAL
+ * always means a bad argument (NULL, out of range, an object of another
+ * device); the other codes are listed per call.
+ *
+ * Ownership: a device owns every object created on it; rnic_close() frees
+ * what is left. Handles stay valid until the object is destroyed.
  *
  * Threads: objects may be used from any thread, but one QP's send ring, and
  * one CQ's polling, must be driven by one thread at a time (as in verbs).
+ * Creating and destroying objects of one device may happen from several
+ * threads (the provider serialises them).
  *
  * What softnic executes exactly (index checks, byte_count 0, atomics, RNR,
- * errors, limits) is written down at the top of rdn/softnic/engine.h.
+ * errors, limits) is written down at the top of rdn/softnic/engine_int.h
+ * and explained in docs/softnic.md.
  */
 #ifndef RDN_RNIC_RNIC_H
 #define RDN_RNIC_RNIC_H
@@ -55,22 +63,31 @@ struct rnic_open_opts {
     const char *trace;
     const char *socket;
     int no_autostart;
-    const char *domain; /* added for persistence; NULL = none */
+    const char *domain; /* persistent domain; NULL = none */
 };
 
 /*
  * Opens a device by name: "softnic" (through the rdn-nicd daemon, started if
  * absent), "softnic-inproc" (an engine inside this process, for tests), or a
  * hardware device name ("mlx5_0"). NULL or "" means $RDN_DEVICE, else
- * "softnic".
+ * "softnic". opts may be NULL (all defaults).
+ *
+ * Returns 0 with *out set, or a negative errno with *out NULL: -ENODEV (no
+ * provider has that device), -EBUSY (opts->domain is held by a live
+ * process), -EINVAL (a bad option, e.g. an unknown timing model),
+ * -ENOMEM, or the error of reaching or starting rdn-nicd. The caller owns
+ * the device and closes it with rnic_close().
  */
 int rnic_open(const char *name, const struct rnic_open_opts *opts,
               struct rnic_device **out);
 /*
  * Closes dev and frees every object of it still open (their handles become
- * invalid); softnic's daemon keeps the ones marked persistent.
+ * invalid); softnic's daemon keeps the ones marked persistent. NULL is a
+ * no-op. No other thread may use dev or its objects meanwhile.
  */
 void rnic_close(struct rnic_device *dev);
+
+/* Returns the name dev was opened under ("" for NULL); owned by dev. */
 const char *rnic_device_name(const struct rnic_device *dev);
 /*
  * The name of the i-th provider built into this program, in rnic_open()'s
@@ -79,7 +96,11 @@ const char *rnic_device_name(const struct rnic_device *dev);
  */
 const char *rnic_provider_name(size_t i);
 
-/* The message of the calling thread's last failed rnic_* call. */
+/*
+ * Returns the message of the calling thread's last failed rnic_* call
+ * ("no error" if none): thread-local storage, valid until that thread's
+ * next failing rnic_* call.
+ */
 const char *rnic_errmsg(void);
 
 /* ---- memory ----------------------------------------------------------- */
@@ -88,8 +109,17 @@ const char *rnic_errmsg(void);
  * Allocates len bytes (rounded up to pages) of zeroed memory the NIC can
  * reach (memfd-backed and shared with the engine for softnic). Only such
  * memory can be registered.
+ *
+ * Returns 0 with *addr set, or -EINVAL (len 0), -ENOMEM. The memory
+ * belongs to dev: rnic_mem_free() or rnic_close() frees it.
  */
 int rnic_mem_alloc(struct rnic_device *dev, size_t len, void **addr);
+
+/*
+ * Frees memory from rnic_mem_alloc() (addr exactly as returned). Returns
+ * 0, -ENOENT (not memory from rnic_mem_alloc()), or -EBUSY (an MR still
+ * covers it: deregister it first).
+ */
 int rnic_mem_free(struct rnic_device *dev, void *addr);
 
 enum rnic_access {
@@ -109,11 +139,23 @@ struct rnic_mr {
 };
 
 /*
- * Registers [addr, addr+len) with the given access. The range must lie in
- * memory from rnic_mem_alloc() (WQ rings included: see rnic_qp_sq()).
+ * Registers [addr, addr+len) with the given access (enum rnic_access bits;
+ * REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE, as in verbs). The range
+ * must lie in one piece of memory from rnic_mem_alloc() (WQ rings
+ * included: see rnic_qp_sq()).
+ *
+ * Returns 0 with *out set, or -EINVAL (bad access bits, a range outside
+ * NIC memory), -ENOMEM (the MR table is full). The MR belongs to dev;
+ * rnic_dereg_mr() frees it.
  */
 int rnic_reg_mr(struct rnic_device *dev, void *addr, size_t len,
                 unsigned access, struct rnic_mr **out);
+
+/*
+ * Deregisters mr; its keys fail from then on (a stale key never names a
+ * later MR). Returns 0 or -ENOENT. The caller makes sure no posted WQE
+ * still uses it.
+ */
 int rnic_dereg_mr(struct rnic_mr *mr);
 
 /* ---- completion queues ------------------------------------------------ */
@@ -157,22 +199,27 @@ struct rnic_wc {
     uint8_t flags;        /* RNIC_WC_WITH_IMM */
 };
 
+/* Returns a static name for an enum rnic_wc_status ("unknown status" for
+ * other values). */
 const char *rnic_wc_status_str(int status);
 
 /*
- * depth: the most completions the CQ holds; overflow is a CQ error: the
- * completion is dropped, the CQ stops counting and rnic_poll_cq() returns
- * -EOVERFLOW from then on.
+ * Creates a CQ that holds at most depth completions (1..2^22). Overflow is
+ * a CQ error: the completion is dropped, the CQ stops counting and
+ * rnic_poll_cq() returns -EOVERFLOW from then on (see
+ * rnic_create_cq_ex() for a CQ that cannot overflow). Returns 0 with *out
+ * set, or -EINVAL, -ENOMEM (out of memory or CQ numbers). The CQ belongs
+ * to dev; rnic_destroy_cq() frees it.
  */
 int rnic_create_cq(struct rnic_device *dev, uint32_t depth,
                    struct rnic_cq **out);
 
 /*
- * Added: CQ creation with flags. RNIC_CQ_IGNORE_OVERRUN is mlx5's "overrun
- * ignore" CQ context bit (what RedN's cross-channel CQs use): a full CQ
- * overwrites its oldest entries instead of failing, and keeps counting, so
- * a CQ that only WAITs watch never needs polling. A poller of such a CQ
- * that fell behind by more than depth silently skips the lost entries.
+ * CQ flags. RNIC_CQ_IGNORE_OVERRUN is mlx5's "overrun ignore" CQ context
+ * bit (what RedN's cross-channel CQs use): a full CQ overwrites its oldest
+ * entries instead of failing, and keeps counting, so a CQ that only WAITs
+ * watch never needs polling. A poller of such a CQ that fell behind by
+ * more than depth silently skips the lost entries.
  */
 enum rnic_cq_flags {
     RNIC_CQ_IGNORE_OVERRUN = 1 << 0,
@@ -183,18 +230,32 @@ struct rnic_cq_init_attr {
     unsigned flags; /* enum rnic_cq_flags */
 };
 
+/* Creates a CQ as rnic_create_cq() does, with attr's flags. */
 int rnic_create_cq_ex(struct rnic_device *dev,
                       const struct rnic_cq_init_attr *attr,
                       struct rnic_cq **out);
+
+/*
+ * Destroys cq. Returns 0, -ENOENT, or -EBUSY (a QP still uses it: destroy
+ * the QP first).
+ */
 int rnic_destroy_cq(struct rnic_cq *cq);
-/* The CQ number a WAIT names. */
+
+/* Returns the CQ number a WAIT names (0 for NULL). */
 uint32_t rnic_cq_num(const struct rnic_cq *cq);
-/* Returns how many completions (0..max) were written to wc, or -errno. */
+
+/*
+ * Takes up to max completions, oldest first, into wc. Returns how many
+ * (0..max), or -EOVERFLOW (a CQ without IGNORE_OVERRUN overflowed; it
+ * stays broken). One poller per CQ at a time.
+ */
 int rnic_poll_cq(struct rnic_cq *cq, int max, struct rnic_wc *wc);
 /*
  * Sleeps until the CQ holds a completion or timeout_ms passes (-1 = no
  * limit): the completion-channel path of event-driven servers. Returns 1 if
- * a completion is ready, 0 on timeout, -errno on error.
+ * a completion is ready (or the CQ overflowed: rnic_poll_cq() says so), 0
+ * on timeout, -errno on error. It takes nothing from the CQ; call it from
+ * the CQ's poller.
  */
 int rnic_cq_wait(struct rnic_cq *cq, int timeout_ms);
 
@@ -204,11 +265,11 @@ enum rnic_qp_flags {
     RNIC_QP_CROSS_CHANNEL = 1 << 0,   /* may post WAIT, SEND_EN, RECV_EN */
     RNIC_QP_MANAGED_SEND = 1 << 1,    /* send queue runs only when enabled */
     RNIC_QP_MANAGED_RECV = 1 << 2,    /* receive queue likewise (RECV_EN) */
-    RNIC_QP_RESTRICT_ACCESS = 1 << 3, /* added: serve only attr.access */
+    RNIC_QP_RESTRICT_ACCESS = 1 << 3, /* serve only attr.access */
 };
 
 /*
- * Responder access (added; verbs' qp_access_flags). Which inbound RDMA
+ * Responder access (verbs' qp_access_flags). Which inbound RDMA
  * operations a QP serves for its peer: RNIC_ACCESS_REMOTE_WRITE (WRITE,
  * WRITE_IMM), RNIC_ACCESS_REMOTE_READ (READ), RNIC_ACCESS_REMOTE_ATOMIC
  * (CAS, FADD). SENDs are always served (they need a posted receive).
@@ -241,10 +302,27 @@ enum rnic_qp_state {
     RNIC_QPS_ERR,   /* a WQE failed or the peer went away */
 };
 
+/*
+ * Creates an RC QP in the RESET state: a send ring of attr->sq_wqebb
+ * blocks (a power of two, 1..32768), a receive ring when attr->rq_wqe is
+ * not 0 (a power of two <= 32768, with a recv_cq and 1..16 max_recv_sge),
+ * CQs of the same device. Returns 0 with *out set, or -EINVAL (bad sizes,
+ * flags, access bits, CQs), -ENOMEM (out of memory or QP numbers). The QP
+ * belongs to dev; rnic_destroy_qp() frees it.
+ */
 int rnic_create_qp(struct rnic_device *dev,
                    const struct rnic_qp_init_attr *attr, struct rnic_qp **out);
+
+/*
+ * Destroys qp; its peer sees it gone (RETRY_EXC_ERR on its next request).
+ * Returns 0 or -ENOENT. Nobody may use the QP's ring or number afterwards.
+ */
 int rnic_destroy_qp(struct rnic_qp *qp);
+
+/* Returns the QP number (0 for NULL). */
 uint32_t rnic_qp_num(const struct rnic_qp *qp);
+
+/* Returns the QP's state now (RNIC_QPS_ERR for NULL); any thread. */
 enum rnic_qp_state rnic_qp_state(const struct rnic_qp *qp);
 
 /* The address a peer needs to connect to a QP; exchange it out of band. */
@@ -252,8 +330,15 @@ struct rnic_addr {
     uint8_t bytes[32];
 };
 
+/* Writes the QP's address into *out. Returns 0 or -EINVAL. */
 int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out);
-/* Connects (RC) to the QP that produced remote; a QP may connect to itself. */
+
+/*
+ * Connects qp (RC, RESET -> RTS) to the QP that produced remote; a QP may
+ * connect to itself. Returns 0, or -EINVAL (not an address of this
+ * provider, or qp already connected), -ENOENT (no such peer QP),
+ * -EHOSTUNREACH (the peer is on another softnic engine).
+ */
 int rnic_connect(struct rnic_qp *qp, const struct rnic_addr *remote);
 
 /*
@@ -266,12 +351,15 @@ struct rnic_sq {
     uint32_t wqebb_cnt;
 };
 
+/* Describes qp's send ring in *out (owned by qp). Returns 0 or -EINVAL. */
 int rnic_qp_sq(struct rnic_qp *qp, struct rnic_sq *out);
 
 /*
  * Tells the NIC that the WQEs before producer index sq_pi (in WQEBBs,
  * free-running; the low 16 bits count as on mlx5) are ready. Ignored by a
- * MANAGED_SEND queue, which runs only up to what SEND_EN enabled.
+ * MANAGED_SEND queue, which runs only up to what SEND_EN enabled. Returns
+ * 0; the WQEs must be fully written before the call. qp must not be NULL
+ * (the data path checks nothing). One thread per send ring.
  */
 int rnic_ring_doorbell(struct rnic_qp *qp, uint32_t sq_pi);
 
@@ -286,12 +374,15 @@ struct rnic_sge {
  * Posts one receive WQE with n (1..max_recv_sge) scatter entries, which may
  * point anywhere in registered local-write memory, WQ rings included.
  * For a MANAGED_RECV queue the WQE runs only once RECV_EN enabled it.
+ * wr_id comes back in the receive's completion. Returns 0, -EINVAL (too
+ * many entries, an entry longer than 2^31, no receive queue), or -ENOMEM
+ * (the receive ring is full). One thread per receive queue.
  */
 int rnic_post_recv(struct rnic_qp *qp, const struct rnic_sge *sge, unsigned n,
                    uint64_t wr_id);
 
 /*
- * Added: the receive queue's doorbell record, or NULL when the QP has no
+ * Returns the receive queue's doorbell record, or NULL when the QP has no
  * receive queue (or the provider cannot expose it). As on mlx5 it is 4
  * bytes of NIC-shared host memory holding the count of posted receives,
  * big-endian, of which the NIC uses the low 16 bits; rnic_post_recv()
@@ -308,7 +399,7 @@ int rnic_post_recv(struct rnic_qp *qp, const struct rnic_sge *sge, unsigned n,
  */
 void *rnic_qp_rq_doorbell(struct rnic_qp *qp);
 
-/* ---- persistence (added; softnic through rdn-nicd) ------------------- */
+/* ---- persistence (softnic through rdn-nicd) --------------------------- */
 
 /*
  * When an application dies, rdn-nicd frees everything it owned, except the
@@ -330,7 +421,13 @@ enum rnic_obj_type {
     RNIC_OBJ_QP,  /* obj: struct rnic_qp * */
 };
 
-/* Marks obj persistent under name (1..63 chars, unique per type). */
+/*
+ * Marks obj persistent under name (1..63 chars, unique per type in the
+ * domain). Returns 0, or -EINVAL (no domain, or a dependency is not
+ * persistent yet), -EEXIST (the name is taken), -ENOENT (no such
+ * object), -EOPNOTSUPP (the device has no persistence). The object stays
+ * this process's until it dies; then the domain keeps it.
+ */
 int rnic_persist(struct rnic_device *dev, enum rnic_obj_type type, void *obj,
                  const char *name);
 
@@ -339,10 +436,14 @@ int rnic_persist(struct rnic_device *dev, enum rnic_obj_type type, void *obj,
  * the object's domain). *out receives: MEM the address (void *), MR a
  * struct rnic_mr *, CQ a struct rnic_cq *, QP a struct rnic_qp *. The
  * object is then owned by this process and may be persisted again.
+ * Returns 0, or -ENOENT (no persistent object of that type and name),
+ * -EOPNOTSUPP (no persistence), -ENOMEM.
  */
 int rnic_attach(struct rnic_device *dev, enum rnic_obj_type type,
                 const char *name, void **out);
-/* The length of memory re-attached or allocated at addr (0 if unknown). */
+
+/* Returns the length of memory re-attached or allocated at addr (0 if
+ * unknown). */
 size_t rnic_mem_len(struct rnic_device *dev, void *addr);
 
 #endif /* RDN_RNIC_RNIC_H */

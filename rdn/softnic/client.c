@@ -18,6 +18,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "rdn/softnic/client.h"
 #include "rdn/softnic/engine_int.h"
 #include "rdn/softnic/obj_int.h"
@@ -195,12 +197,12 @@ int sn_client_open(const char *name, struct sn_transport *tp,
     struct sn_cdev *d = calloc(1, sizeof(*d));
     struct sn_ctl_req req = {.op = SN_CTL_HELLO};
     struct sn_ctl_resp resp;
-    void *ctl = NULL;
+    void *ctl;
     int fd = -1, rc;
 
     if (!d) {
-        tp->close(tp);
-        return rnic_err(-ENOMEM, "rnic_open: out of memory");
+        rc = rnic_err(-ENOMEM, "rnic_open: out of memory");
+        goto err_close_tp;
     }
     d->base.ops = &sn_client_ops;
     snprintf(d->base.name, sizeof(d->base.name), "%s", name);
@@ -209,28 +211,34 @@ int sn_client_open(const char *name, struct sn_transport *tp,
     pthread_mutex_init(&d->lock, NULL);
     req.u.hello.version = SN_CTL_VERSION;
     rc = sn_call(d, &req, -1, &resp, &fd);
-    if (rc == 0 && (rc = sn_map(fd, sizeof(struct sn_shm_ctl), NULL, &ctl)))
-        rnic_err(rc, "rnic_open: cannot map the engine's control page");
+    if (rc == 0) {
+        rc = sn_map(fd, sizeof(struct sn_shm_ctl), NULL, &ctl);
+        if (rc < 0)
+            rnic_err(rc, "rnic_open: cannot map the engine's control page");
+    }
     if (fd >= 0)
         close(fd);
-    if (rc == 0) {
-        d->ctl = ctl;
-        d->engine_id = resp.u.hello.engine_id;
-        sn_open_req(&req, opts);
-        rc = sn_call(d, &req, -1, &resp, NULL);
-    }
-    if (rc < 0) {
-        if (ctl)
-            munmap(ctl, sizeof(struct sn_shm_ctl));
-        tp->close(tp);
-        pthread_mutex_destroy(&d->lock);
-        free(d);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_free_dev;
+    d->ctl = ctl;
+    d->engine_id = resp.u.hello.engine_id;
+    sn_open_req(&req, opts);
+    rc = sn_call(d, &req, -1, &resp, NULL);
+    if (rc < 0)
+        goto err_unmap_ctl;
     d->id = resp.u.dev_open.dev;
     d->timed = (int)resp.u.dev_open.timed;
     *out = &d->base;
     return 0;
+
+err_unmap_ctl:
+    munmap(ctl, sizeof(struct sn_shm_ctl));
+err_free_dev:
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+err_close_tp:
+    tp->close(tp);
+    return rc;
 }
 
 /*
@@ -268,9 +276,9 @@ int sn_client_thread_stats(struct rnic_device *dev, unsigned thr,
     if (thr >= SN_MAX_THREADS || thr >= sn_dev(dev)->ctl->nthreads)
         return -ERANGE;
     sh = &sn_dev(dev)->ctl->thr[thr];
-    out->sleeps = __atomic_load_n(&sh->sleeps, __ATOMIC_RELAXED);
-    out->yields = __atomic_load_n(&sh->yields, __ATOMIC_RELAXED);
-    out->asleep = __atomic_load_n(&sh->sleeping, __ATOMIC_RELAXED) != 0;
+    out->sleeps = load_relaxed(&sh->sleeps);
+    out->yields = load_relaxed(&sh->yields);
+    out->asleep = load_relaxed(&sh->sleeping) != 0;
     return 0;
 }
 
@@ -297,24 +305,25 @@ static int sn_mem_alloc(struct rnic_device *dev, size_t len, void **addr)
         return rnic_err(-ENOMEM, "rnic_mem_alloc: out of memory");
     len = (len + SN_PAGE - 1) & ~(size_t)(SN_PAGE - 1);
     rc = sn_shm_new("rdn-mem", len, NULL, &va, &fd);
-    if (rc) {
-        free(m);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_free_m;
     req.u.mem.va = (uintptr_t)va;
     req.u.mem.len = len;
     rc = sn_call(d, &req, fd, &resp, NULL);
     close(fd);
-    if (rc) {
-        munmap(va, len);
-        free(m);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_unmap;
     m->va = va;
     m->len = len;
     sn_mem_track(d, m);
     *addr = va;
     return 0;
+
+err_unmap:
+    munmap(va, len);
+err_free_m:
+    free(m);
+    return rc;
 }
 
 static int sn_mem_free(struct rnic_device *dev, void *addr)
@@ -426,7 +435,7 @@ static struct sn_ccq *sn_ccq_new(struct rnic_device *dev, void *map,
     cq->sh = map;
     cq->ring = sn_cq_ring(map);
     cq->depth = o->depth;
-    cq->cons = __atomic_load_n(&cq->sh->cons, __ATOMIC_ACQUIRE);
+    cq->cons = load_acquire(&cq->sh->cons);
     sn_handle_add(dev, &cq->h, cq, map, sn_cq_shm_size(o->depth));
     return cq;
 }
@@ -488,11 +497,11 @@ static int sn_destroy_cq(struct rnic_cq *cq_)
 static int sn_poll_cq(struct rnic_cq *cq_, int max, struct rnic_wc *wc)
 {
     struct sn_ccq *cq = (struct sn_ccq *)cq_;
-    uint64_t prod = __atomic_load_n(&cq->sh->prod, __ATOMIC_ACQUIRE);
+    uint64_t prod = load_acquire(&cq->sh->prod);
     uint64_t now = 0;
     int n = 0;
 
-    if (__atomic_load_n(&cq->sh->overflow, __ATOMIC_RELAXED))
+    if (load_relaxed(&cq->sh->overflow))
         return rnic_err(-EOVERFLOW, "rnic_poll_cq: CQ %#x overflowed",
                         cq->base.num);
     if (prod - cq->cons > cq->depth) /* IGNORE_OVERRUN: entries lost */
@@ -502,7 +511,7 @@ static int sn_poll_cq(struct rnic_cq *cq_, int max, struct rnic_wc *wc)
         struct rnic_wc *w = &wc[n];
         uint64_t ready;
 
-        if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != (uint32_t)cq->cons)
+        if (load_acquire(&e->seq) != (uint32_t)cq->cons)
             break; /* being overwritten (IGNORE_OVERRUN): next poll */
         ready = e->ready_ns;
         if (ready) {
@@ -519,21 +528,21 @@ static int sn_poll_cq(struct rnic_cq *cq_, int max, struct rnic_wc *wc)
         w->opcode = e->opcode;
         w->status = e->status;
         w->flags = e->flags;
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != (uint32_t)cq->cons)
+        fence_acquire();
+        if (load_relaxed(&e->seq) != (uint32_t)cq->cons)
             continue; /* overwritten while copying: resync above */
         cq->cons++;
         n++;
     }
     if (n)
-        __atomic_store_n(&cq->sh->cons, cq->cons, __ATOMIC_RELEASE);
+        store_release(&cq->sh->cons, cq->cons);
     return n;
 }
 
 /* The head CQE's visibility time: 0 none, 1 ready now, else ready_ns. */
 static uint64_t sn_cq_head(struct sn_ccq *cq)
 {
-    uint64_t prod = __atomic_load_n(&cq->sh->prod, __ATOMIC_ACQUIRE);
+    uint64_t prod = load_acquire(&cq->sh->prod);
     const struct sn_cqe *e;
 
     if (prod == cq->cons)
@@ -552,10 +561,10 @@ static int sn_cq_wait(struct rnic_cq *cq_, int timeout_ms)
                             : sn_now_ns() + (uint64_t)timeout_ms * 1000000u;
 
     for (;;) {
-        uint32_t seq = __atomic_load_n(&cq->sh->evseq, __ATOMIC_SEQ_CST);
+        uint32_t seq = load_seq_cst(&cq->sh->evseq);
         uint64_t head = sn_cq_head(cq), now = sn_now_ns(), until;
 
-        if (__atomic_load_n(&cq->sh->overflow, __ATOMIC_RELAXED))
+        if (load_relaxed(&cq->sh->overflow))
             return 1; /* rnic_poll_cq() reports it */
         if (head == 1)
             return 1;
@@ -564,7 +573,7 @@ static int sn_cq_wait(struct rnic_cq *cq_, int timeout_ms)
         until = head ? head : deadline;
         if (until > deadline)
             until = deadline;
-        __atomic_store_n(&cq->sh->armed, 1, __ATOMIC_SEQ_CST);
+        store_seq_cst(&cq->sh->armed, 1);
         if (!head && sn_cq_head(cq))
             continue;
         sn_futex_wait(&cq->sh->evseq, seq,
@@ -663,8 +672,7 @@ static enum rnic_qp_state sn_qp_state(const struct rnic_qp *qp_)
 {
     const struct sn_cqp *qp = (const struct sn_cqp *)qp_;
 
-    return (enum rnic_qp_state)__atomic_load_n(&qp->sh->state,
-                                               __ATOMIC_ACQUIRE);
+    return (enum rnic_qp_state)load_acquire(&qp->sh->state);
 }
 
 static int sn_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out)
@@ -697,8 +705,8 @@ static int sn_ring_doorbell(struct rnic_qp *qp_, uint32_t sq_pi)
     if (qp->flags & RNIC_QP_MANAGED_SEND)
         return 0; /* managed queues run only when enabled */
     if (d->timed)
-        __atomic_store_n(&qp->sh->db_ns, sn_now_ns(), __ATOMIC_RELAXED);
-    __atomic_store_n(&qp->sh->sq_db, sq_pi, __ATOMIC_RELEASE);
+        store_relaxed(&qp->sh->db_ns, sn_now_ns());
+    store_release(&qp->sh->sq_db, sq_pi);
     sn_poke_qp(d->ctl, qp->thr, qp->idx);
     return 0;
 }
@@ -716,8 +724,8 @@ static int sn_post_recv(struct rnic_qp *qp_, const struct rnic_sge *sge,
                         "queue or too many entries",
                         qp->base.num);
     /* The record, not a copy: RDMA may have advanced it (16-bit count). */
-    ci = __atomic_load_n(&qp->sh->rq_ci, __ATOMIC_ACQUIRE);
-    pi = be32toh(__atomic_load_n(&qp->sh->rq_db, __ATOMIC_ACQUIRE));
+    ci = load_acquire(&qp->sh->rq_ci);
+    pi = be32_to_cpu(load_acquire_be32(&qp->sh->rq_db));
     if ((uint16_t)(pi - ci) >= qp->rq_cnt)
         return rnic_err(-ENOMEM, "rnic_post_recv: receive queue full");
     slot = pi & (qp->rq_cnt - 1);
@@ -727,20 +735,20 @@ static int sn_post_recv(struct rnic_qp *qp_, const struct rnic_sge *sge,
             continue;
         if (sge[i].length > SN_MAX_MSG)
             return rnic_err(-EINVAL, "rnic_post_recv: entry too long");
-        seg[k].byte_count = htobe32(sge[i].length);
-        seg[k].lkey = htobe32(sge[i].lkey);
-        seg[k].addr = htobe64(sge[i].addr);
+        seg[k].byte_count = cpu_to_be32(sge[i].length);
+        seg[k].lkey = cpu_to_be32(sge[i].lkey);
+        seg[k].addr = cpu_to_be64(sge[i].addr);
         k++;
     }
     if (k < qp->rq_sge) {
         seg[k].byte_count = 0;
-        seg[k].lkey = htobe32(MLX5_INVALID_LKEY);
+        seg[k].lkey = cpu_to_be32(MLX5_INVALID_LKEY);
         seg[k].addr = 0;
     }
     qp->wrid[slot] = wr_id;
-    __atomic_store_n(&qp->sh->rq_db, htobe32(pi + 1), __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&qp->sh->rnr_wait, __ATOMIC_SEQ_CST) ||
-        __atomic_load_n(&qp->sh->state, __ATOMIC_RELAXED) != RNIC_QPS_RTS)
+    store_seq_cst_be32(&qp->sh->rq_db, cpu_to_be32(pi + 1));
+    if (load_seq_cst(&qp->sh->rnr_wait) ||
+        load_relaxed(&qp->sh->state) != RNIC_QPS_RTS)
         sn_poke_qp(sn_dev(qp->base.dev)->ctl, qp->thr, qp->idx);
     return 0;
 }

@@ -25,7 +25,9 @@ struct sn_transport {
 /*
  * Opens a device named name over tp (which it owns from then on, even on
  * failure): HELLO, map the control page, DEV_OPEN with opts and the
- * RDN_SOFTNIC_* environment.
+ * RDN_SOFTNIC_* environment. Returns 0 with *out set, or -ENOMEM, the
+ * transport's error, or the engine's answer (-EBUSY: the domain is in use,
+ * -EINVAL: a bad option, -EPROTO: another softnic protocol version).
  */
 int sn_client_open(const char *name, struct sn_transport *tp,
                    const struct rnic_open_opts *opts, struct rnic_device **out);

@@ -12,28 +12,25 @@
 
 #include <limits.h>
 
+#include "proto/barrier.h"
 #include "rdn/softnic/engine_int.h"
 
 static void sn_cq_lock(uint32_t *l)
 {
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#else
-            ;
-#endif
+    while (exchange_acquire(l, 1))
+        while (load_relaxed(l))
+            cpu_relax();
 }
 
 static void sn_cq_unlock(uint32_t *l)
 {
-    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+    store_release(l, 0);
 }
 
 /* Tells every engine thread that has a WAIT on cq that it advanced. */
 static void sn_cq_notify(struct sn_thread *t, struct sn_cq *cq)
 {
-    uint64_t waiters = __atomic_load_n(&cq->waiters, __ATOMIC_SEQ_CST);
+    uint64_t waiters = load_seq_cst(&cq->waiters);
 
     while (waiters) {
         unsigned i = (unsigned)__builtin_ctzll(waiters);
@@ -45,15 +42,12 @@ static void sn_cq_notify(struct sn_thread *t, struct sn_cq *cq)
             sn_cq_event(t, cq->idx);
             continue;
         }
-        __atomic_fetch_or(&u->cq_ev.bits[w], 1ull << (cq->idx % 64),
-                          __ATOMIC_SEQ_CST);
-        __atomic_fetch_or(&u->cq_ev.summary[w / 64], 1ull << (w % 64),
-                          __ATOMIC_SEQ_CST);
+        fetch_or_seq_cst(&u->cq_ev.bits[w], 1ull << (cq->idx % 64));
+        fetch_or_seq_cst(&u->cq_ev.summary[w / 64], 1ull << (w % 64));
         sn_wake(u->sh);
     }
-    if (__atomic_load_n(&cq->sh->armed, __ATOMIC_SEQ_CST) &&
-        __atomic_exchange_n(&cq->sh->armed, 0, __ATOMIC_SEQ_CST)) {
-        __atomic_fetch_add(&cq->sh->evseq, 1, __ATOMIC_SEQ_CST);
+    if (load_seq_cst(&cq->sh->armed) && exchange_seq_cst(&cq->sh->armed, 0)) {
+        fetch_add_seq_cst(&cq->sh->evseq, 1);
         sn_futex_wake(&cq->sh->evseq, INT_MAX);
     }
 }
@@ -67,19 +61,18 @@ void sn_cq_push(struct sn_thread *t, struct sn_cq *cq, struct sn_cqe *cqe)
     if (lock)
         sn_cq_lock(&cq->lock);
     idx = cq->count;
-    if (cq->overflowed ||
-        (!(cq->flags & RNIC_CQ_IGNORE_OVERRUN) &&
-         idx - __atomic_load_n(&cq->sh->cons, __ATOMIC_ACQUIRE) >= cq->depth)) {
+    if (cq->overflowed || (!(cq->flags & RNIC_CQ_IGNORE_OVERRUN) &&
+                           idx - load_acquire(&cq->sh->cons) >= cq->depth)) {
         cq->overflowed = true;
-        __atomic_store_n(&cq->sh->overflow, 1, __ATOMIC_RELEASE);
+        store_release(&cq->sh->overflow, 1);
         if (lock)
             sn_cq_unlock(&cq->lock);
         sn_cq_notify(t, cq);
         return;
     }
     slot = &cq->ring[idx & cq->mask];
-    __atomic_store_n(&slot->seq, (uint32_t)idx - 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    store_relaxed(&slot->seq, (uint32_t)idx - 1);
+    fence_release();
     slot->wr_id = cqe->wr_id;
     slot->qpn = cqe->qpn;
     slot->byte_len = cqe->byte_len;
@@ -91,11 +84,11 @@ void sn_cq_push(struct sn_thread *t, struct sn_cq *cq, struct sn_cqe *cqe)
     slot->ready_ns = cqe->ready_ns;
     slot->nic_ns = cqe->nic_ns;
     if (cqe->nic_ns > cq->last_ns)
-        __atomic_store_n(&cq->last_ns, cqe->nic_ns, __ATOMIC_RELAXED);
+        store_relaxed(&cq->last_ns, cqe->nic_ns);
     slot->upto_ns = cq->last_ns;
-    __atomic_store_n(&slot->seq, (uint32_t)idx, __ATOMIC_RELEASE);
-    __atomic_store_n(&cq->count, idx + 1, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&cq->sh->prod, idx + 1, __ATOMIC_RELEASE);
+    store_release(&slot->seq, (uint32_t)idx);
+    store_seq_cst(&cq->count, idx + 1);
+    store_release(&cq->sh->prod, idx + 1);
     if (lock)
         sn_cq_unlock(&cq->lock);
     sn_cq_notify(t, cq);

@@ -132,6 +132,8 @@ struct sn_ctl_resp {
 struct sn_engine;
 struct sn_session;
 
+/* Starts a session for the application pid on e; NULL when out of
+ * memory. The caller ends it with sn_session_end(). */
 struct sn_session *sn_session_new(struct sn_engine *e, pid_t pid);
 /*
  * Ends a session (its application closed the device, died or
@@ -141,7 +143,7 @@ struct sn_session *sn_session_new(struct sn_engine *e, pid_t pid);
 void sn_session_end(struct sn_session *s);
 /* Frees every orphaned persistent domain (rdn-nicd is shutting down). */
 void sn_engine_drop_domains(struct sn_engine *e);
-/* Does any device (live or orphaned) remain in the engine? */
+/* Returns whether any device (live or orphaned) remains in the engine. */
 int sn_engine_has_devices(struct sn_engine *e);
 
 /*

@@ -30,22 +30,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/barrier.h"
 #include "rdn/softnic/engine_int.h"
 
 #define SN_SLEEP_SLACK_NS 100000u /* timers nearer than this: spin */
 #define SN_PEER_CHECK     2       /* spin steps between looks at peers */
 
-static inline void sn_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 void sn_wake(struct sn_shm_thread *sh)
 {
-    if (__atomic_load_n(&sh->sleeping, __ATOMIC_SEQ_CST)) {
-        __atomic_fetch_add(&sh->wake, 1, __ATOMIC_SEQ_CST);
+    if (load_seq_cst(&sh->sleeping)) {
+        fetch_add_seq_cst(&sh->wake, 1);
         sn_futex_wake(&sh->wake, 1);
     }
 }
@@ -54,8 +48,8 @@ static void sn_bit_set(uint64_t *summary, uint64_t *bits, uint32_t idx)
 {
     uint32_t w = idx / 64;
 
-    __atomic_fetch_or(&bits[w], 1ull << (idx % 64), __ATOMIC_SEQ_CST);
-    __atomic_fetch_or(&summary[w / 64], 1ull << (w % 64), __ATOMIC_SEQ_CST);
+    fetch_or_seq_cst(&bits[w], 1ull << (idx % 64));
+    fetch_or_seq_cst(&summary[w / 64], 1ull << (w % 64));
 }
 
 void sn_poke_qp(struct sn_shm_ctl *ctl, unsigned thr, uint32_t idx)
@@ -79,12 +73,12 @@ static int sn_bits_drain(uint64_t *summary, uint64_t *bits, size_t nsum,
     for (size_t s = 0; s < nsum; s++) {
         uint64_t sw;
 
-        if (!__atomic_load_n(&summary[s], __ATOMIC_RELAXED))
+        if (!load_relaxed(&summary[s]))
             continue;
-        sw = __atomic_exchange_n(&summary[s], 0, __ATOMIC_SEQ_CST);
+        sw = exchange_seq_cst(&summary[s], 0);
         while (sw) {
             uint32_t w = (uint32_t)(s * 64 + __builtin_ctzll(sw));
-            uint64_t bw = __atomic_exchange_n(&bits[w], 0, __ATOMIC_SEQ_CST);
+            uint64_t bw = exchange_seq_cst(&bits[w], 0);
 
             sw &= sw - 1;
             while (bw) {
@@ -107,16 +101,16 @@ void sn_kick(struct sn_thread *t, struct sn_qp *qp)
 
 struct sn_qp *sn_qp_lookup(struct sn_engine *e, uint32_t qpn)
 {
-    struct sn_qp *qp = sn_load(&e->qps[qpn & (SN_MAX_OBJS - 1)]);
+    struct sn_qp *qp = load_acquire(&e->qps[qpn & (SN_MAX_OBJS - 1)]);
 
-    if (!qp || qp->qpn != qpn || sn_load_rx(&qp->dying))
+    if (!qp || qp->qpn != qpn || load_relaxed(&qp->dying))
         return NULL;
     return qp;
 }
 
 struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn)
 {
-    struct sn_cq *cq = sn_load(&e->cqs[cqn & (SN_MAX_OBJS - 1)]);
+    struct sn_cq *cq = load_acquire(&e->cqs[cqn & (SN_MAX_OBJS - 1)]);
 
     return cq && cq->cqn == cqn ? cq : NULL;
 }
@@ -236,7 +230,7 @@ static int sn_run_timers(struct sn_thread *t)
 
 static void sn_on_dirty(struct sn_thread *t, uint32_t idx)
 {
-    struct sn_qp *qp = sn_load(&t->eng->qps[idx]);
+    struct sn_qp *qp = load_acquire(&t->eng->qps[idx]);
 
     if (qp && qp->thr == t)
         sn_qp_dirty(t, qp);
@@ -245,7 +239,7 @@ static void sn_on_dirty(struct sn_thread *t, uint32_t idx)
 void sn_cq_event(struct sn_thread *t, uint32_t idx)
 {
     struct sn_link *h = &t->cqwait[idx], *l, *next;
-    struct sn_cq *cq = sn_load(&t->eng->cqs[idx]);
+    struct sn_cq *cq = load_acquire(&t->eng->cqs[idx]);
 
     for (l = h->next; l != h; l = next) {
         struct sn_qp *qp = sn_container_of(l, struct sn_qp, wait);
@@ -262,9 +256,9 @@ static int sn_drain_inbox(struct sn_thread *t)
     struct sn_pkt *p, *rev = NULL, *next;
     int n = 0;
 
-    if (!sn_load_rx(&t->inbox))
+    if (!load_relaxed(&t->inbox))
         return 0;
-    p = __atomic_exchange_n(&t->inbox, NULL, __ATOMIC_ACQUIRE);
+    p = exchange_acquire(&t->inbox, NULL);
     for (; p; p = next) { /* the stack is newest first: reverse it */
         next = p->next;
         p->next = rev;
@@ -331,15 +325,15 @@ static int sn_run_runq(struct sn_thread *t)
 static bool sn_has_mail(struct sn_thread *t)
 {
     for (size_t i = 0; i < SN_MAX_OBJS / 64 / 64; i++)
-        if (__atomic_load_n(&t->sh->summary[i], __ATOMIC_SEQ_CST) ||
-            __atomic_load_n(&t->cq_ev.summary[i], __ATOMIC_SEQ_CST))
+        if (load_seq_cst(&t->sh->summary[i]) ||
+            load_seq_cst(&t->cq_ev.summary[i]))
             return true;
-    return __atomic_load_n(&t->inbox, __ATOMIC_SEQ_CST) != NULL;
+    return load_seq_cst(&t->inbox) != NULL;
 }
 
 static bool sn_has_work(struct sn_thread *t)
 {
-    return sn_has_mail(t) || __atomic_load_n(&t->eng->stop, __ATOMIC_SEQ_CST);
+    return sn_has_mail(t) || load_seq_cst(&t->eng->stop);
 }
 
 /*
@@ -354,12 +348,12 @@ static bool sn_peer_stalled(struct sn_thread *t)
     bool stalled = false;
 
     for (unsigned i = 0; i < t->eng->ctl->nthreads; i++) {
-        struct sn_thread *u = sn_load(&t->eng->thr[i]);
+        struct sn_thread *u = load_acquire(&t->eng->thr[i]);
         uint64_t seq;
 
         if (!u || u == t || !sn_has_mail(u))
             continue;
-        seq = sn_load_rx(&u->qs_seq);
+        seq = load_relaxed(&u->qs_seq);
         if (seq == t->peer_seq[i])
             stalled = true;
         t->peer_seq[i] = seq;
@@ -374,24 +368,24 @@ static bool sn_peer_stalled(struct sn_thread *t)
  */
 static void sn_spin_step(struct sn_thread *t)
 {
-    sn_cpu_relax();
+    cpu_relax();
     if (t->eng->ctl->nthreads > 1 && ++t->spin_steps % SN_PEER_CHECK == 0 &&
         sn_peer_stalled(t)) {
-        sn_store_rx(&t->sh->yields, sn_load_rx(&t->sh->yields) + 1);
+        store_relaxed(&t->sh->yields, load_relaxed(&t->sh->yields) + 1);
         sched_yield();
     }
 }
 
 static void sn_sleep(struct sn_thread *t, int64_t timeout_ns)
 {
-    uint32_t w = __atomic_load_n(&t->sh->wake, __ATOMIC_SEQ_CST);
+    uint32_t w = load_seq_cst(&t->sh->wake);
 
-    __atomic_store_n(&t->sh->sleeping, 1, __ATOMIC_SEQ_CST);
+    store_seq_cst(&t->sh->sleeping, 1);
     if (!sn_has_work(t)) {
-        sn_store_rx(&t->sh->sleeps, sn_load_rx(&t->sh->sleeps) + 1);
+        store_relaxed(&t->sh->sleeps, load_relaxed(&t->sh->sleeps) + 1);
         sn_futex_wait(&t->sh->wake, w, timeout_ns);
     }
-    __atomic_store_n(&t->sh->sleeping, 0, __ATOMIC_SEQ_CST);
+    store_seq_cst(&t->sh->sleeping, 0);
 }
 
 static void sn_pin(struct sn_thread *t)
@@ -415,8 +409,8 @@ static void *sn_thread_main(void *arg)
     for (;;) {
         int work;
 
-        sn_store(&t->qs_seq, t->qs_seq + 1);
-        if (sn_load(&t->eng->stop))
+        store_release(&t->qs_seq, t->qs_seq + 1);
+        if (load_acquire(&t->eng->stop))
             break;
         work = sn_bits_drain(t->sh->summary, t->sh->dirty,
                              SN_MAX_OBJS / 64 / 64, sn_on_dirty, t);
@@ -454,12 +448,12 @@ void sn_engine_sync(struct sn_engine *e)
 {
     for (unsigned i = 0; i < e->nthreads; i++) {
         struct sn_thread *t = e->thr[i];
-        uint64_t s = sn_load(&t->qs_seq);
+        uint64_t s = load_acquire(&t->qs_seq);
 
-        while (sn_load(&t->qs_seq) == s) {
+        while (load_acquire(&t->qs_seq) == s) {
             struct timespec ts = {0, 20000};
 
-            __atomic_fetch_add(&t->sh->wake, 1, __ATOMIC_SEQ_CST);
+            fetch_add_seq_cst(&t->sh->wake, 1);
             sn_futex_wake(&t->sh->wake, 1);
             nanosleep(&ts, NULL);
         }
@@ -500,15 +494,11 @@ int sn_engine_create(const struct sn_engine_opts *opts, struct sn_engine **out)
         sn_memfd_create("softnic-ctl", sizeof(struct sn_shm_ctl) + SN_PAGE);
     if (e->ctl_fd < 0) {
         rc = e->ctl_fd;
-        free(e);
-        return rc;
+        goto err_free_e;
     }
     rc = sn_map(e->ctl_fd, sizeof(struct sn_shm_ctl), NULL, &ctl);
-    if (rc < 0) {
-        close(e->ctl_fd);
-        free(e);
-        return rc;
-    }
+    if (rc < 0)
+        goto err_close_ctl_fd;
     e->ctl = ctl;
     e->ctl->magic = SN_CTL_MAGIC;
     e->ctl->nthreads = n;
@@ -526,11 +516,17 @@ int sn_engine_create(const struct sn_engine_opts *opts, struct sn_engine **out)
             sn_engine_destroy(e);
             return -ENOMEM;
         }
-        sn_store(&e->thr[i], t); /* running threads look at their peers */
+        store_release(&e->thr[i], t); /* running threads look at their peers */
         e->nthreads = i + 1;
     }
     *out = e;
     return 0;
+
+err_close_ctl_fd:
+    close(e->ctl_fd);
+err_free_e:
+    free(e);
+    return rc;
 }
 
 /* Frees a stopped thread and the packets it still held. */
@@ -565,9 +561,9 @@ static void sn_thread_free(struct sn_thread *t)
  */
 void sn_engine_destroy(struct sn_engine *e)
 {
-    __atomic_store_n(&e->stop, 1, __ATOMIC_SEQ_CST);
+    store_seq_cst(&e->stop, 1);
     for (unsigned i = 0; i < e->nthreads; i++) {
-        __atomic_fetch_add(&e->thr[i]->sh->wake, 1, __ATOMIC_SEQ_CST);
+        fetch_add_seq_cst(&e->thr[i]->sh->wake, 1);
         sn_futex_wake(&e->thr[i]->sh->wake, 1);
     }
     for (unsigned i = 0; i < e->nthreads; i++)

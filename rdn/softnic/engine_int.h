@@ -75,6 +75,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "proto/barrier.h"
 #include "proto/mlx5.h"
 #include "rdn/rnic/rnic.h"
 #include "rdn/softnic/fabric_int.h"
@@ -89,11 +90,6 @@
 #define SN_NAME_MAX   64
 #define SN_WQE_MAX    (MLX5_WQE_MAX_DS * MLX5_SEND_WQE_DS)
 #define SN_RUN_BUDGET 32 /* WQEs a QP runs before others get a turn */
-
-#define sn_load(p)        __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define sn_store(p, v)    __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define sn_load_rx(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
-#define sn_store_rx(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
 #define sn_container_of(p, type, member)                                       \
     ((type *)((char *)(p)-offsetof(type, member)))
@@ -231,10 +227,17 @@ struct sn_out {
     uint8_t rd; /* READ/atomic slot + 1, or 0 */
 };
 
+/* One scatter entry of a READ or atomic, decoded from its data segment. */
+struct sn_sge {
+    uint32_t byte_count; /* as in the segment: 0 means 2^31 */
+    uint32_t lkey;
+    uint64_t addr;
+};
+
 /* Where a READ's or atomic's response lands (local scatter list). */
 struct sn_rd {
     uint32_t nsge;
-    struct mlx5_data_seg sge[SN_MAX_SGE]; /* host order fields */
+    struct sn_sge sge[SN_MAX_SGE];
 };
 
 enum sn_block {
@@ -405,7 +408,7 @@ static inline uint8_t *sn_xlate(struct sn_engine *e, const struct sn_dev *dev,
                                 uint32_t key, uint64_t addr, uint64_t len,
                                 unsigned need)
 {
-    struct sn_mr *mr = sn_load(&e->mrs[(key >> 8) & (SN_MAX_MRS - 1)]);
+    struct sn_mr *mr = load_acquire(&e->mrs[(key >> 8) & (SN_MAX_MRS - 1)]);
 
     if (!mr || mr->key != key || mr->dev != dev || (mr->access & need) != need)
         return NULL;
@@ -427,7 +430,8 @@ void sn_rq_db_stored(struct sn_engine *e, const struct sn_mr *mr, uint64_t addr,
 static inline void sn_mr_stored(struct sn_engine *e, uint32_t key,
                                 uint64_t addr, uint64_t len)
 {
-    const struct sn_mr *mr = sn_load(&e->mrs[(key >> 8) & (SN_MAX_MRS - 1)]);
+    const struct sn_mr *mr =
+        load_acquire(&e->mrs[(key >> 8) & (SN_MAX_MRS - 1)]);
 
     if (mr && mr->key == key && mr->rq_db_qpn)
         sn_rq_db_stored(e, mr, addr, len);
@@ -440,7 +444,7 @@ void sn_cq_push(struct sn_thread *t, struct sn_cq *cq, struct sn_cqe *cqe);
 
 static inline uint32_t sn_cq_count(struct sn_cq *cq)
 {
-    return (uint32_t)sn_load(&cq->count);
+    return (uint32_t)load_acquire(&cq->count);
 }
 
 /*
@@ -456,9 +460,9 @@ static inline uint64_t sn_cq_count_ns(struct sn_cq *cq, uint32_t count)
 
     if (count == 0)
         return 0;
-    if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) == count - 1)
+    if (load_acquire(&e->seq) == count - 1)
         return e->upto_ns;
-    return __atomic_load_n(&cq->last_ns, __ATOMIC_RELAXED);
+    return load_relaxed(&cq->last_ns);
 }
 
 /* ---- sq.c: requester -------------------------------------------------- */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/softnic/engine_int.h"
 
 static const uint32_t sn_pool_cap[SN_POOL_CLASSES] = {256, 4096, 65536};
@@ -99,13 +100,11 @@ static uint64_t sn_wire_arrival(struct sn_dev *dev, const struct sn_pkt *p,
                                 uint64_t depart)
 {
     uint64_t ser = sn_timing_ser_ns(&dev->tm, sn_pkt_payload(p));
-    uint64_t free_at = sn_load_rx(&dev->tx_free_ns), start;
+    uint64_t free_at = load_relaxed(&dev->tx_free_ns), start;
 
     do {
         start = depart > free_at ? depart : free_at;
-    } while (!__atomic_compare_exchange_n(&dev->tx_free_ns, &free_at,
-                                          start + ser, false, __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
+    } while (!cas_relaxed(&dev->tx_free_ns, &free_at, start + ser));
     return start + ser + dev->tm.wire_ns;
 }
 
@@ -125,9 +124,8 @@ static void sn_route(struct sn_thread *t, struct sn_qp *dst, struct sn_pkt *p)
         }
         return;
     }
-    p->next = __atomic_load_n(&dt->inbox, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(&dt->inbox, &p->next, p, true,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+    p->next = load_relaxed(&dt->inbox);
+    while (!cas_seq_cst(&dt->inbox, &p->next, p))
         ;
     sn_wake(dt->sh);
 }

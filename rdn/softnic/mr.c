@@ -75,15 +75,13 @@ int sn_area_new(struct sn_dev *d, int fd, uint64_t va, uint64_t len,
         return sn_fail(resp, -ENOMEM, "out of memory");
     rc = sn_map(fd, len, NULL, &eng);
     if (rc < 0) {
-        free(a);
-        return sn_fail(resp, rc, "engine cannot map shared memory");
+        sn_fail(resp, rc, "engine cannot map shared memory");
+        goto err_free_a;
     }
     a->fd = dup(fd);
     if (a->fd < 0) {
-        rc = -errno;
-        munmap(eng, len);
-        free(a);
-        return sn_fail(resp, rc, "dup: out of descriptors");
+        rc = sn_fail(resp, -errno, "dup: out of descriptors");
+        goto err_unmap;
     }
     a->app = va;
     a->len = len;
@@ -94,6 +92,12 @@ int sn_area_new(struct sn_dev *d, int fd, uint64_t va, uint64_t len,
         sn_list_add_tail(&d->areas, &a->node);
     *out = a;
     return 0;
+
+err_unmap:
+    munmap(eng, len);
+err_free_a:
+    free(a);
+    return rc;
 }
 
 void sn_area_unlink(struct sn_area *a)
@@ -207,7 +211,7 @@ int sn_mr_reg(struct sn_dev *d, uint64_t va, uint64_t len, uint32_t access,
         mr->rq_db_qpn = a->rq_db_qpn;
     a->refs++;
     sn_list_add_tail(&d->mrs, &mr->node);
-    sn_store(&e->mrs[idx], mr);
+    store_release(&e->mrs[idx], mr);
     *out = mr;
     return 0;
 }
@@ -223,7 +227,7 @@ void sn_mr_dereg(struct sn_mr *mr)
 {
     struct sn_engine *e = mr->dev->eng;
 
-    sn_store(&e->mrs[(mr->key >> 8) % SN_MAX_MRS], NULL);
+    store_release(&e->mrs[(mr->key >> 8) % SN_MAX_MRS], NULL);
     sn_engine_sync(e);
     sn_list_del(&mr->node);
     sn_area_put(mr->area);

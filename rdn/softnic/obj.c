@@ -82,7 +82,7 @@ int sn_cq_create(struct sn_dev *d, int fd, uint64_t va, uint32_t depth,
     cq->sh->depth = depth;
     cq->sh->flags = flags;
     sn_list_add_tail(&d->cqs, &cq->node);
-    sn_store(&e->cqs[idx], cq);
+    store_release(&e->cqs[idx], cq);
     *out = cq;
     return 0;
 }
@@ -100,7 +100,7 @@ int sn_cq_destroy(struct sn_cq *cq, struct sn_ctl_resp *resp)
 
     if (cq->qp_refs)
         return sn_fail(resp, -EBUSY, "rnic_destroy_cq: QPs still use it");
-    sn_store(&e->cqs[cq->idx], NULL);
+    store_release(&e->cqs[cq->idx], NULL);
     sn_engine_sync(e);
     sn_list_del(&cq->node);
     sn_area_put(cq->area);
@@ -203,7 +203,7 @@ int sn_qp_create(struct sn_dev *d, int fd, const struct sn_ctl_req *req,
     sn_list_init(&qp->wait);
     qp->sh->state = RNIC_QPS_RESET;
     sn_list_add_tail(&d->qps, &qp->node);
-    sn_store(&e->qps[idx], qp);
+    store_release(&e->qps[idx], qp);
     *out = qp;
     return 0;
 }
@@ -219,14 +219,14 @@ void sn_qp_destroy(struct sn_qp *qp)
 {
     struct sn_engine *e = qp->dev->eng;
 
-    sn_store(&qp->dying, 1);
-    while (!sn_load(&qp->detached)) {
+    store_release(&qp->dying, 1);
+    while (!load_acquire(&qp->detached)) {
         struct timespec ts = {0, 20000};
 
         sn_poke_qp(e->ctl, qp->thr->idx, qp->idx);
         nanosleep(&ts, NULL);
     }
-    sn_store(&e->qps[qp->idx], NULL);
+    store_release(&e->qps[qp->idx], NULL);
     sn_engine_sync(e);
     qp->scq->qp_refs--;
     if (qp->rcq)
@@ -253,13 +253,13 @@ int sn_qp_connect(struct sn_qp *qp, const struct rnic_addr *remote,
                        "engine (links between daemons are not built)");
     if (!sn_qp_lookup(qp->dev->eng, a.qpn))
         return sn_fail(resp, -ENOENT, "rnic_connect: no QP %#x", a.qpn);
-    if (sn_load(&qp->state) != RNIC_QPS_RESET)
+    if (load_acquire(&qp->state) != RNIC_QPS_RESET)
         return sn_fail(resp, -EINVAL,
                        "rnic_connect: QP already "
                        "connected");
     qp->peer_qpn = a.qpn;
-    sn_store(&qp->state, RNIC_QPS_RTS);
-    sn_store(&qp->sh->state, RNIC_QPS_RTS);
+    store_release(&qp->state, RNIC_QPS_RTS);
+    store_release(&qp->sh->state, RNIC_QPS_RTS);
     sn_poke_qp(qp->dev->eng->ctl, qp->thr->idx, qp->idx);
     return 0;
 }

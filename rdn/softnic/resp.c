@@ -16,6 +16,8 @@
 
 #include <string.h>
 
+#include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "rdn/softnic/engine_int.h"
 
 void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
@@ -85,7 +87,7 @@ static uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
  */
 static uint32_t sn_rq_posted(const struct sn_qp *qp)
 {
-    uint32_t pi = be32toh(sn_load(&qp->sh->rq_db));
+    uint32_t pi = be32_to_cpu(load_acquire_be32(&qp->sh->rq_db));
     uint32_t n = (uint16_t)(pi - qp->rq_ci);
 
     return n > qp->rq_cnt ? qp->rq_cnt : n;
@@ -97,7 +99,7 @@ static uint32_t sn_rq_avail(struct sn_qp *qp)
     uint32_t n = sn_rq_posted(qp);
 
     if (qp->flags & RNIC_QP_MANAGED_RECV) {
-        int32_t en = (int32_t)(sn_load(&qp->rq_en) - qp->rq_ci);
+        int32_t en = (int32_t)(load_acquire(&qp->rq_en) - qp->rq_ci);
 
         if (en < (int32_t)n)
             n = en > 0 ? (uint32_t)en : 0;
@@ -110,7 +112,7 @@ static bool sn_rq_ready(struct sn_qp *qp)
 {
     if (sn_rq_avail(qp))
         return true;
-    __atomic_store_n(&qp->sh->rnr_wait, 1, __ATOMIC_SEQ_CST);
+    store_seq_cst(&qp->sh->rnr_wait, 1);
     return sn_rq_avail(qp) != 0;
 }
 
@@ -137,7 +139,7 @@ static void sn_recv_complete(struct sn_thread *t, struct sn_qp *qp,
         c.ready_ns = c.nic_ns + qp->dev->tm.cqe_ns;
     }
     qp->rq_ci++;
-    sn_store(&qp->sh->rq_ci, qp->rq_ci);
+    store_release(&qp->sh->rq_ci, qp->rq_ci);
     sn_cq_push(t, qp->rcq, &c);
 }
 
@@ -158,20 +160,20 @@ static int sn_recv_scatter(struct sn_thread *t, struct sn_qp *qp,
     /* Snapshot the scatter list first: the payload may overwrite it. */
     memcpy(segs, seg, qp->rq_sge * sizeof(*seg));
     for (n = 0; n < qp->rq_sge && off < len; n++) {
-        uint32_t lkey = be32toh(segs[n].lkey);
-        uint32_t bc = be32toh(segs[n].byte_count);
+        uint32_t lkey = be32_to_cpu(segs[n].lkey);
+        uint32_t bc = be32_to_cpu(segs[n].byte_count);
         uint64_t cnt, room = bc ? bc : SN_MAX_MSG;
         uint8_t *dst;
 
         if (lkey == MLX5_INVALID_LKEY)
             break;
         cnt = room < len - off ? room : len - off;
-        dst = sn_xlate(t->eng, qp->dev, lkey, be64toh(segs[n].addr), cnt,
+        dst = sn_xlate(t->eng, qp->dev, lkey, be64_to_cpu(segs[n].addr), cnt,
                        RNIC_ACCESS_LOCAL_WRITE);
         if (!dst)
             return RNIC_WC_LOC_PROT_ERR;
         memcpy(dst, p->data + off, cnt);
-        sn_mr_stored(t->eng, lkey, be64toh(segs[n].addr), cnt);
+        sn_mr_stored(t->eng, lkey, be64_to_cpu(segs[n].addr), cnt);
         off += cnt;
     }
     return off < len ? RNIC_WC_LOC_LEN_ERR : 0;
@@ -259,10 +261,9 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
     }
     if (p->h.type == SN_PKT_CAS) {
         old = p->h.compare;
-        __atomic_compare_exchange_n(target, &old, p->h.swap_add, false,
-                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        cas_seq_cst(target, &old, p->h.swap_add);
     } else {
-        old = __atomic_fetch_add(target, p->h.swap_add, __ATOMIC_SEQ_CST);
+        old = fetch_add_seq_cst(target, p->h.swap_add);
     }
     sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, 8);
     sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8,
@@ -271,7 +272,7 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
 
 bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
 {
-    uint32_t st = sn_load(&qp->state);
+    uint32_t st = load_acquire(&qp->state);
 
     if (p->h.type == SN_PKT_ERR) {
         if (st == RNIC_QPS_RTS && p->h.src_qpn == qp->peer_qpn)
@@ -305,7 +306,7 @@ bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
 
 void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp)
 {
-    __atomic_store_n(&qp->sh->rnr_wait, 0, __ATOMIC_SEQ_CST);
+    store_seq_cst(&qp->sh->rnr_wait, 0);
     while (qp->stall) {
         struct sn_pkt *p = qp->stall;
 
@@ -345,5 +346,5 @@ void sn_rq_flush(struct sn_thread *t, struct sn_qp *qp)
         qp->rq_ci++;
         sn_cq_push(t, qp->rcq, &c);
     }
-    sn_store(&qp->sh->rq_ci, qp->rq_ci);
+    store_release(&qp->sh->rq_ci, qp->rq_ci);
 }

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/byteorder.h"
+
 #define SN_MAX_THREADS 8
 #define SN_OBJ_BITS    14 /* QP and CQ table index bits */
 #define SN_MAX_OBJS    (1u << SN_OBJ_BITS)
@@ -118,7 +120,7 @@ struct sn_qp_shm {
     _Alignas(64) uint32_t sq_db;
     uint32_t rsvd0;
     uint64_t db_ns;
-    _Alignas(64) uint32_t rq_db; /* big-endian */
+    _Alignas(64) be32 rq_db;
     _Alignas(64) uint32_t rq_ci;
     uint32_t rnr_wait;
     uint32_t state; /* enum rnic_qp_state, written by the engine */

@@ -9,6 +9,11 @@
 
 #include "rdn/rnic/provider.h"
 
+/*
+ * rnic_open() tries these in its provider list. Each open() answers
+ * -ENODEV for a name that is not its own ("softnic-inproc", "softnic"),
+ * otherwise rnic_open()'s contract (rdn/rnic/rnic.h) holds. Any thread.
+ */
 extern const struct rnic_provider sn_provider_inproc;
 extern const struct rnic_provider sn_provider_daemon;
 

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "rdn/softnic/engine_int.h"
 
 enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
@@ -149,7 +151,7 @@ static void sn_wait_register(struct sn_thread *t, struct sn_qp *qp,
         return;
     sn_list_add_tail(&t->cqwait[cq->idx], &qp->wait);
     qp->in_wait = true;
-    __atomic_fetch_or(&cq->waiters, 1ull << t->idx, __ATOMIC_SEQ_CST);
+    fetch_or_seq_cst(&cq->waiters, 1ull << t->idx);
 }
 
 static void sn_wait_unregister(struct sn_thread *t, struct sn_qp *qp)
@@ -163,7 +165,7 @@ static void sn_wait_unregister(struct sn_thread *t, struct sn_qp *qp)
     qp->in_wait = false;
     cq = sn_cq_lookup(t->eng, qp->wait_cqn);
     if (cq && sn_list_empty(&t->cqwait[idx]))
-        __atomic_fetch_and(&cq->waiters, ~(1ull << t->idx), __ATOMIC_SEQ_CST);
+        fetch_and_seq_cst(&cq->waiters, ~(1ull << t->idx));
 }
 
 /* ---- errors and flushes ----------------------------------------------- */
@@ -171,7 +173,7 @@ static void sn_wait_unregister(struct sn_thread *t, struct sn_qp *qp)
 void sn_qp_fail(struct sn_thread *t, struct sn_qp *qp, uint32_t from,
                 bool tell_peer)
 {
-    bool was_rts = sn_load(&qp->state) == RNIC_QPS_RTS;
+    bool was_rts = load_acquire(&qp->state) == RNIC_QPS_RTS;
 
     for (uint32_t i = qp->out_head; i != qp->out_tail; i++) {
         struct sn_out *o = &qp->out[i & qp->out_mask];
@@ -186,8 +188,8 @@ void sn_qp_fail(struct sn_thread *t, struct sn_qp *qp, uint32_t from,
     }
     if (!was_rts)
         return;
-    sn_store(&qp->state, RNIC_QPS_ERR);
-    sn_store(&qp->sh->state, RNIC_QPS_ERR);
+    store_release(&qp->state, RNIC_QPS_ERR);
+    store_release(&qp->sh->state, RNIC_QPS_ERR);
     sn_wait_unregister(t, qp);
     qp->block = SN_BLK_NONE;
     while (qp->stall) {
@@ -276,7 +278,7 @@ static int sn_gather(struct sn_thread *t, struct sn_qp *qp,
     *total = 0;
     for (unsigned s = first; s < w->ds; s++) {
         const struct mlx5_data_seg *d = sn_wqe_dseg(w, s);
-        uint32_t bc = be32toh(d->byte_count);
+        uint32_t bc = be32_to_cpu(d->byte_count);
         uint64_t n = sn_dseg_len(bc);
 
         if (bc & 0x80000000u)
@@ -284,8 +286,8 @@ static int sn_gather(struct sn_thread *t, struct sn_qp *qp,
         *total += n;
         if (*total > SN_MAX_MSG)
             return RNIC_WC_LOC_LEN_ERR;
-        ptr[s - first] =
-            sn_xlate(t->eng, qp->dev, be32toh(d->lkey), be64toh(d->addr), n, 0);
+        ptr[s - first] = sn_xlate(t->eng, qp->dev, be32_to_cpu(d->lkey),
+                                  be64_to_cpu(d->addr), n, 0);
         if (!ptr[s - first])
             return RNIC_WC_LOC_PROT_ERR;
         len[s - first] = (uint32_t)n;
@@ -302,14 +304,14 @@ static int sn_scatter_list(struct sn_thread *t, struct sn_qp *qp,
     rd->nsge = w->ds - first;
     for (unsigned s = first; s < w->ds; s++) {
         const struct mlx5_data_seg *d = sn_wqe_dseg(w, s);
-        struct mlx5_data_seg *r = &rd->sge[s - first];
-        uint32_t bc = be32toh(d->byte_count);
+        struct sn_sge *r = &rd->sge[s - first];
+        uint32_t bc = be32_to_cpu(d->byte_count);
 
         if (bc & 0x80000000u)
             return RNIC_WC_LOC_QP_OP_ERR;
         r->byte_count = bc;
-        r->lkey = be32toh(d->lkey);
-        r->addr = be64toh(d->addr);
+        r->lkey = be32_to_cpu(d->lkey);
+        r->addr = be64_to_cpu(d->addr);
         *total += sn_dseg_len(bc);
         if (*total > SN_MAX_MSG)
             return RNIC_WC_LOC_LEN_ERR;
@@ -372,10 +374,10 @@ static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
     if (is_write) {
         const struct mlx5_raddr_seg *r = (const void *)(w->b + 16);
 
-        p->h.raddr = be64toh(r->raddr);
-        p->h.rkey = be32toh(r->rkey);
+        p->h.raddr = be64_to_cpu(r->raddr);
+        p->h.rkey = be32_to_cpu(r->rkey);
     }
-    p->h.imm = be32toh(c->imm);
+    p->h.imm = be32_to_cpu(c->imm);
     if (w->flags & MLX5_WQE_CTRL_SOLICITED)
         p->h.flags |= SN_PKT_F_SOLICITED;
     o->byte_len = (uint32_t)total;
@@ -418,14 +420,14 @@ static int sn_op_rd(struct sn_thread *t, struct sn_qp *qp,
                    0, o);
     if (!p)
         return RNIC_WC_LOC_QP_OP_ERR;
-    p->h.raddr = be64toh(r->raddr);
-    p->h.rkey = be32toh(r->rkey);
+    p->h.raddr = be64_to_cpu(r->raddr);
+    p->h.rkey = be32_to_cpu(r->rkey);
     p->h.len = (uint32_t)total;
     if (atomic) {
         const struct mlx5_atomic_seg *a = (const void *)(w->b + 32);
 
-        p->h.swap_add = be64toh(a->swap_add);
-        p->h.compare = be64toh(a->compare);
+        p->h.swap_add = be64_to_cpu(a->swap_add);
+        p->h.compare = be64_to_cpu(a->compare);
     }
     qp->rd_used |= 1u << slot;
     o->rd = (uint8_t)(slot + 1);
@@ -437,7 +439,7 @@ static int sn_op_rd(struct sn_thread *t, struct sn_qp *qp,
 /* Raises a 16-bit-counting enable limit to idx (never lowers it). */
 static void sn_raise(uint32_t *limit, uint32_t idx)
 {
-    uint32_t cur = sn_load_rx(limit), want;
+    uint32_t cur = load_relaxed(limit), want;
 
     do {
         int16_t d = (int16_t)((uint16_t)idx - (uint16_t)cur);
@@ -445,8 +447,7 @@ static void sn_raise(uint32_t *limit, uint32_t idx)
         if (d <= 0)
             return;
         want = cur + (uint32_t)d;
-    } while (!__atomic_compare_exchange_n(limit, &cur, want, false,
-                                          __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+    } while (!cas_release(limit, &cur, want));
 }
 
 /* SEND_EN / RECV_EN: raise the managed queue's limit and poke it. */
@@ -454,7 +455,7 @@ static int sn_op_enable(struct sn_thread *t, struct sn_qp *qp,
                         const struct sn_wqe *w)
 {
     const struct mlx5_wait_en_seg *s = (const void *)(w->b + 16);
-    struct sn_qp *q = sn_qp_lookup(t->eng, be32toh(s->obj_num));
+    struct sn_qp *q = sn_qp_lookup(t->eng, be32_to_cpu(s->obj_num));
     bool send = w->opcode == MLX5_OPCODE_SEND_EN;
 
     if (!(qp->flags & RNIC_QP_CROSS_CHANNEL) || w->ds < 2 || !q ||
@@ -463,8 +464,8 @@ static int sn_op_enable(struct sn_thread *t, struct sn_qp *qp,
         (!send && !q->rq_cnt))
         return RNIC_WC_LOC_QP_OP_ERR;
     if (qp->dev->tm.timed)
-        __atomic_store_n(&q->en_ns, w->end, __ATOMIC_RELAXED);
-    sn_raise(send ? &q->en_req : &q->rq_en, be32toh(s->index));
+        store_relaxed(&q->en_ns, w->end);
+    sn_raise(send ? &q->en_req : &q->rq_en, be32_to_cpu(s->index));
     if (q->thr == t && q != qp)
         sn_qp_dirty(t, q); /* ours: no need to go through the mailbox */
     else
@@ -477,7 +478,7 @@ static bool sn_op_wait(struct sn_thread *t, struct sn_qp *qp, struct sn_wqe *w,
                        int *status)
 {
     const struct mlx5_wait_en_seg *s = (const void *)(w->b + 16);
-    struct sn_cq *cq = sn_cq_lookup(t->eng, be32toh(s->obj_num));
+    struct sn_cq *cq = sn_cq_lookup(t->eng, be32_to_cpu(s->obj_num));
 
     *status = 0;
     if (!(qp->flags & RNIC_QP_CROSS_CHANNEL) || w->ds < 2 || !cq ||
@@ -486,7 +487,7 @@ static bool sn_op_wait(struct sn_thread *t, struct sn_qp *qp, struct sn_wqe *w,
         return false;
     }
     qp->wait_cqn = cq->cqn;
-    qp->wait_idx = be32toh(s->index);
+    qp->wait_idx = be32_to_cpu(s->index);
     if ((int32_t)(sn_cq_count(cq) - qp->wait_idx) < 0) {
         sn_wait_register(t, qp, cq);
         if ((int32_t)(sn_cq_count(cq) - qp->wait_idx) < 0) {
@@ -672,7 +673,7 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
 
 void sn_qp_run(struct sn_thread *t, struct sn_qp *qp)
 {
-    uint32_t st = sn_load(&qp->state);
+    uint32_t st = load_acquire(&qp->state);
     int budget = SN_RUN_BUDGET;
 
     if (st == RNIC_QPS_RESET)
@@ -686,7 +687,7 @@ void sn_qp_run(struct sn_thread *t, struct sn_qp *qp)
     while (budget > 0 && sn_sq_step(t, qp) == SN_STEP_DONE) {
         budget--;
         sn_qp_retire(t, qp);
-        if (sn_load_rx(&qp->state) != RNIC_QPS_RTS)
+        if (load_relaxed(&qp->state) != RNIC_QPS_RTS)
             return;
     }
     if (budget == 0)
@@ -703,15 +704,15 @@ static void sn_qp_update_limit(struct sn_thread *t, struct sn_qp *qp)
     uint32_t nl;
 
     if (qp->flags & RNIC_QP_MANAGED_SEND) {
-        nl = sn_load(&qp->en_req);
+        nl = load_acquire(&qp->en_req);
         if (tm->timed)
-            ready = sn_load_rx(&qp->en_ns) + tm->dma_ns;
+            ready = load_relaxed(&qp->en_ns) + tm->dma_ns;
     } else {
-        uint32_t db = sn_load(&qp->sh->sq_db);
+        uint32_t db = load_acquire(&qp->sh->sq_db);
 
         nl = qp->limit + (uint16_t)(db - (uint16_t)qp->limit);
         if (tm->timed)
-            ready = sn_load_rx(&qp->sh->db_ns) + tm->db_ns + tm->dma_ns;
+            ready = load_relaxed(&qp->sh->db_ns) + tm->db_ns + tm->dma_ns;
     }
     if ((int32_t)(nl - qp->limit) <= 0)
         return;
@@ -725,11 +726,11 @@ void sn_qp_dirty(struct sn_thread *t, struct sn_qp *qp)
 {
     uint32_t st;
 
-    if (sn_load(&qp->dying)) {
+    if (load_acquire(&qp->dying)) {
         sn_qp_detach(t, qp);
         return;
     }
-    st = sn_load(&qp->state);
+    st = load_acquire(&qp->state);
     if (st == RNIC_QPS_RESET)
         return;
     sn_qp_update_limit(t, qp);
@@ -748,7 +749,7 @@ static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
     uint64_t off = 0;
 
     for (uint32_t i = 0; i < rd->nsge && off < len; i++) {
-        const struct mlx5_data_seg *s = &rd->sge[i];
+        const struct sn_sge *s = &rd->sge[i];
         uint64_t n = sn_dseg_len(s->byte_count);
         uint8_t *dst;
 
@@ -800,7 +801,7 @@ void sn_qp_response(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
 
 void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp)
 {
-    if (sn_load(&qp->detached))
+    if (load_acquire(&qp->detached))
         return;
     if (qp->in_run) {
         sn_list_del(&qp->run);
@@ -814,7 +815,7 @@ void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp)
         qp->stall = p->next;
         sn_pkt_free(t, p);
     }
-    if (sn_load(&qp->state) == RNIC_QPS_RTS && qp->peer_qpn != qp->qpn) {
+    if (load_acquire(&qp->state) == RNIC_QPS_RTS && qp->peer_qpn != qp->qpn) {
         struct sn_pkt *p = sn_pkt_alloc(t, 0);
 
         if (p) {
@@ -824,7 +825,7 @@ void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp)
             sn_send(t, qp->dev, p, sn_now_ns());
         }
     }
-    sn_store(&qp->detached, 1);
+    store_release(&qp->detached, 1);
 }
 
 void sn_qp_peer_failed(struct sn_thread *t, struct sn_qp *qp)

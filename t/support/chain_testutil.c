@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/barrier.h"
 #include "t/support/chain_testutil.h"
 
 struct rnic_device *tc_open(int strict)
@@ -49,7 +50,7 @@ void tc_buf(struct rnic_device *dev, size_t len, struct chain_buf *out)
 
 uint64_t tc_load_u64(const void *p)
 {
-    return __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE);
+    return load_acquire((const uint64_t *)p);
 }
 
 static uint64_t now_ms(void)

@@ -5,10 +5,11 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
+#include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "proto/keyhash.h"
 #include "t/support/offload_table.h"
 
@@ -90,10 +91,10 @@ void ofl_table_set_slot(struct ofl_table *t, uint64_t b, unsigned i,
     struct rdn_slot *s = &bucket(t, b)->slot[i % RDN_BUCKET_SLOTS];
 
     s->desc.byte_count =
-        htobe32((uint32_t)rdn_item_total_len(it->nkey, it->nbytes));
-    s->desc.lkey = htobe32(t->arena.mr->lkey);
-    s->desc.addr = htobe64((uint64_t)(uintptr_t)it);
-    __atomic_store_n(&s->match, rdn_slot_match(fp), __ATOMIC_RELEASE);
+        cpu_to_be32((uint32_t)rdn_item_total_len(it->nkey, it->nbytes));
+    s->desc.lkey = cpu_to_be32(t->arena.mr->lkey);
+    s->desc.addr = cpu_to_be64((uint64_t)(uintptr_t)it);
+    store_release(&s->match, rdn_slot_match(fp));
 }
 
 struct rdn_item *ofl_table_put(struct ofl_table *t, const char *key,
@@ -114,7 +115,7 @@ uint64_t ofl_table_set_gen(struct ofl_table *t, uint32_t table_gen)
 {
     uint64_t w = rdn_gen_word(table_gen, 0);
 
-    __atomic_store_n((uint64_t *)t->gen.ptr, w, __ATOMIC_RELEASE);
+    store_release((uint64_t *)t->gen.ptr, w);
     return w;
 }
 
@@ -123,7 +124,7 @@ void ofl_table_geometry(const struct ofl_table *t, struct rdn_geometry *g)
     memset(g, 0, sizeof(*g));
     strncpy(g->hash, RDN_HASH_NAME, sizeof(g->hash));
     g->table_addr = (uint64_t)(uintptr_t)t->buckets.ptr;
-    g->gen_word = __atomic_load_n((uint64_t *)t->gen.ptr, __ATOMIC_ACQUIRE);
+    g->gen_word = load_acquire((uint64_t *)t->gen.ptr);
     g->hashpower = t->hashpower;
     g->fp_bits = RDN_FP_BITS;
     g->bucket_slots = RDN_BUCKET_SLOTS;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "proto/barrier.h"
+#include "proto/byteorder.h"
 #include "t/support/test_softnic_util.h"
 
 static uint8_t *tw_seg(struct tw *w)
@@ -22,46 +24,46 @@ void tw_ctrl(struct tw *w, uint8_t opcode, uint8_t flags)
 
     memset(w, 0, sizeof(*w));
     c = (struct mlx5_ctrl_seg *)tw_seg(w);
-    c->opmod_idx_opcode = htobe32(mlx5_ctrl_word0(0, 0, opcode));
+    c->opmod_idx_opcode = cpu_to_be32(mlx5_ctrl_word0(0, 0, opcode));
     c->fm_ce_se = flags;
 }
 
 void tw_imm(struct tw *w, uint32_t imm)
 {
-    ((struct mlx5_ctrl_seg *)w->b)->imm = htobe32(imm);
+    ((struct mlx5_ctrl_seg *)w->b)->imm = cpu_to_be32(imm);
 }
 
 void tw_raddr(struct tw *w, uint64_t raddr, uint32_t rkey)
 {
     struct mlx5_raddr_seg *r = (struct mlx5_raddr_seg *)tw_seg(w);
 
-    r->raddr = htobe64(raddr);
-    r->rkey = htobe32(rkey);
+    r->raddr = cpu_to_be64(raddr);
+    r->rkey = cpu_to_be32(rkey);
 }
 
 void tw_atomic(struct tw *w, uint64_t swap_add, uint64_t compare)
 {
     struct mlx5_atomic_seg *a = (struct mlx5_atomic_seg *)tw_seg(w);
 
-    a->swap_add = htobe64(swap_add);
-    a->compare = htobe64(compare);
+    a->swap_add = cpu_to_be64(swap_add);
+    a->compare = cpu_to_be64(compare);
 }
 
 void tw_data(struct tw *w, uint32_t len, uint32_t lkey, const void *addr)
 {
     struct mlx5_data_seg *d = (struct mlx5_data_seg *)tw_seg(w);
 
-    d->byte_count = htobe32(len);
-    d->lkey = htobe32(lkey);
-    d->addr = htobe64((uintptr_t)addr);
+    d->byte_count = cpu_to_be32(len);
+    d->lkey = cpu_to_be32(lkey);
+    d->addr = cpu_to_be64((uintptr_t)addr);
 }
 
 void tw_waiten(struct tw *w, uint32_t index, uint32_t obj)
 {
     struct mlx5_wait_en_seg *s = (struct mlx5_wait_en_seg *)tw_seg(w);
 
-    s->index = htobe32(index);
-    s->obj_num = htobe32(obj);
+    s->index = cpu_to_be32(index);
+    s->obj_num = cpu_to_be32(obj);
 }
 
 uint8_t *tq_wqe(struct tq *q, uint32_t idx)
@@ -75,8 +77,9 @@ uint32_t tq_post(struct tq *q, struct tw *w)
     uint32_t idx = q->pi, len = w->ds * MLX5_SEND_WQE_DS;
     uint8_t op = mlx5_ctrl_opcode(c);
 
-    c->opmod_idx_opcode = htobe32(mlx5_ctrl_word0(0, (uint16_t)idx, op));
-    c->qpn_ds = htobe32(mlx5_ctrl_word1(rnic_qp_num(q->qp), (uint8_t)w->ds));
+    c->opmod_idx_opcode = cpu_to_be32(mlx5_ctrl_word0(0, (uint16_t)idx, op));
+    c->qpn_ds =
+        cpu_to_be32(mlx5_ctrl_word1(rnic_qp_num(q->qp), (uint8_t)w->ds));
     for (uint32_t off = 0; off < len; off += 64)
         memcpy(tq_wqe(q, idx + off / 64), w->b + off,
                len - off < 64 ? len - off : 64);
@@ -86,7 +89,7 @@ uint32_t tq_post(struct tq *q, struct tw *w)
 
 void tq_ring(struct tq *q)
 {
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    fence_release();
     ck_assert_int_eq(rnic_ring_doorbell(q->qp, q->pi), 0);
 }
 
