@@ -23,6 +23,8 @@ enum kv_placement {
     KV_PLACE_FULL,   /* their first, which is full */
 };
 
+#define KV_BATCH_MAX 64 /* rdn-bench --batch */
+
 struct bench_opts {
     const char *device; /* rnic device name (default softnic-inproc) */
     const char *model;  /* timing preset: fast or cx5 */
@@ -31,11 +33,13 @@ struct bench_opts {
     unsigned par;   /* concurrent chains for throughput runs */
     /* key-value modes (bench/bench_kv.h) */
     const char *server;  /* HOST:PORT of the memcached TCP port */
+    const char *servers; /* or a list: a libmemcached configuration string */
     int rdn_port;        /* the offload's handshake port */
     int bl_port;         /* the baselines' port (--rdn-baselines) */
     unsigned value_size; /* bytes per value */
     unsigned keys;       /* distinct keys read */
     unsigned clients;    /* measuring client threads */
+    unsigned batch;      /* keys per multi-get (1: single GETs) */
     unsigned writers;    /* closed-loop SET threads meanwhile */
     int client_cpu;      /* pin measuring clients there (-1: no) */
     int writer_cpu;      /* pin writers there (-1: no) */

@@ -59,7 +59,8 @@ int kv_data_open(const struct bench_ctx *c, struct kv_data *d)
 
     memset(d, 0, sizeof(*d));
     d->c = c;
-    rc = bench_kv_server(c, d->host, sizeof(d->host), &d->port);
+    rc = c->o.servers ? 0
+                      : bench_kv_server(c, d->host, sizeof(d->host), &d->port);
     if (rc < 0) {
         fprintf(stderr, "rdn-bench: --server HOST:PORT is needed\n");
         return rc;
@@ -103,15 +104,35 @@ static bool value_ok(const struct kv_data *d, unsigned i,
            (n <= 8 || memcmp(v->p + 8, d->pattern + 8, n - 8) == 0);
 }
 
+memcached_st *bench_kv_memc(const struct bench_ctx *c)
+{
+    char host[256], err[256];
+    memcached_st *mc;
+    int port;
+
+    if (c->o.servers) {
+        if (libmemcached_check_configuration(c->o.servers, strlen(c->o.servers),
+                                             err, sizeof(err)) !=
+            MEMCACHED_SUCCESS) {
+            fprintf(stderr, "rdn-bench: --servers: %s\n", err);
+            return NULL;
+        }
+        mc = memcached(c->o.servers, strlen(c->o.servers));
+    } else {
+        if (bench_kv_server(c, host, sizeof(host), &port) < 0)
+            return NULL;
+        mc = memcached_create(NULL);
+        if (mc)
+            memcached_server_add(mc, host, (in_port_t)port);
+    }
+    if (mc)
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+    return mc;
+}
+
 static memcached_st *mc_open(const struct kv_data *d)
 {
-    memcached_st *mc = memcached_create(NULL);
-
-    if (mc) {
-        memcached_server_add(mc, d->host, (in_port_t)d->port);
-        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
-    }
-    return mc;
+    return bench_kv_memc(d->c);
 }
 
 int kv_data_store(const struct kv_data *d)
@@ -202,6 +223,41 @@ static bool one_get(struct kv_client *k, void *h, unsigned m)
     return kv_data_get(&k->run->d, k->run->sys, h, m, NULL) == 0;
 }
 
+/* A multi-get of --batch measured keys from m on: how many were wrong. */
+static unsigned one_mget(struct kv_client *k, void *h, unsigned m)
+{
+    const struct kv_data *d = &k->run->d;
+    unsigned n = k->run->c->o.batch, nk = d->keys.nmeasured, bad = 0;
+    const char *keys[KV_BATCH_MAX] = {0};
+    size_t lens[KV_BATCH_MAX] = {0};
+    struct kv_val v[KV_BATCH_MAX] = {{0}};
+    int rcs[KV_BATCH_MAX];
+
+    for (unsigned j = 0; j < n; j++) {
+        keys[j] = d->keys.name[d->keys.measured[(m + j) % nk]];
+        lens[j] = strlen(keys[j]);
+    }
+    if (k->run->sys->mget(h, n, keys, lens, v, rcs) < 0)
+        return n;
+    for (unsigned j = 0; j < n; j++) {
+        bad +=
+            rcs[j] != 0 || !value_ok(d, d->keys.measured[(m + j) % nk], &v[j]);
+        free(v[j].owned);
+    }
+    return bad;
+}
+
+/* One timed step: a GET, or a multi-get with --batch. Errors counted. */
+static void one_step(struct kv_client *k, void *h, unsigned n)
+{
+    unsigned nk = k->run->d.keys.nmeasured, b = k->run->c->o.batch;
+
+    if (b > 1)
+        k->errors += one_mget(k, h, (n * b + k->id) % nk);
+    else if (!one_get(k, h, (n + k->id) % nk))
+        k->errors++;
+}
+
 static void *client_main(void *arg)
 {
     struct kv_client *k = arg;
@@ -229,17 +285,13 @@ static void *client_main(void *arg)
         return NULL;
     }
     for (unsigned n = 0; n < warm; n++)
-        if (!one_get(k, h, (n + k->id) % nk))
-            k->errors++;
+        one_step(k, h, n);
     k->t0 = bench_now_ns();
     for (unsigned n = 0; n < o->iters; n++) {
         uint64_t t = bench_now_ns();
-        bool ok = one_get(k, h, (n + k->id) % nk);
 
-        /* the check is outside the time: only the GET is measured */
+        one_step(k, h, n);
         bench_samples_add(&k->s, bench_now_ns() - t);
-        if (!ok)
-            k->errors++;
     }
     k->t1 = bench_now_ns();
     r->sys->close(h);
@@ -279,7 +331,7 @@ static int report(struct kv_run *r, struct kv_client *cl, unsigned n)
     }
     bench_row_latency(&row, &all);
     if (all.n && t1 > t0)
-        row.ops_per_s = (double)all.n * 1e9 / (double)(t1 - t0);
+        row.ops_per_s = (double)all.n * r->c->o.batch * 1e9 / (double)(t1 - t0);
     row.clients = n;
     row.writers = r->c->o.writers;
     row.errors = errors + (rc < 0 ? 1 : 0);
@@ -298,6 +350,10 @@ int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys)
 
     if (rc == 0 && (!cl || !wr))
         rc = -ENOMEM;
+    if (rc == 0 && c->o.batch > 1 && !sys->mget) {
+        fprintf(stderr, "rdn-bench: %s: no multi-get (--batch)\n", c->system);
+        rc = -EINVAL;
+    }
     if (rc == 0 && !c->o.no_load)
         rc = kv_data_store(&r.d);
     if (rc == 0) {

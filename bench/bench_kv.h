@@ -6,7 +6,9 @@
  * The driver (bench_kv.c) stores --keys keys of --value-size bytes over
  * TCP, then runs --clients measuring threads, each with a connection of
  * its own, that GET the keys round robin, one at a time, and time every
- * GET; meanwhile --writers threads SET other keys in closed loops. Every
+ * GET (with --batch N, multi-gets of N keys: each timed as one sample, N
+ * GETs counted); meanwhile --writers threads SET other keys in closed
+ * loops. Every
  * answer is checked against the value stored (its first 8 bytes name the
  * key, the rest is a fixed pattern): a miss, a wrong value or a failure
  * counts as an error. One result row per run.
@@ -64,6 +66,12 @@ struct kv_sys {
      * and opens another).
      */
     bool self_healing;
+    /*
+     * A multi-get of n keys (NULL: the system has none): 0 with v[i] and
+     * rcs[i] (as get()'s) set for each key, or a negative errno.
+     */
+    int (*mget)(void *h, unsigned n, const char *const *keys,
+                const size_t *lens, struct kv_val *v, int *rcs);
 };
 
 /* The systems (bench/bench_<system>.c). */
@@ -105,5 +113,11 @@ int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys);
 /* HOST and PORT of --server; 0 or -EINVAL. */
 int bench_kv_server(const struct bench_ctx *c, char *host, size_t hostlen,
                     int *port);
+/*
+ * A libmemcached handle on --servers (the configuration string) or else
+ * --server, TCP_NODELAY set. NULL on a bad option (said on stderr).
+ * The caller frees it (memcached_free()).
+ */
+struct memcached_st *bench_kv_memc(const struct bench_ctx *c);
 
 #endif /* BENCH_BENCH_KV_H */

@@ -96,15 +96,16 @@ static void os_close(void *h)
 
 int bench_onesided(struct bench_ctx *c)
 {
-    static const struct kv_sys sys = {os_open, NULL, os_get, os_close, false};
+    static const struct kv_sys sys = {os_open,  NULL,  os_get,
+                                      os_close, false, NULL};
 
     return bench_kv_run(c, &sys);
 }
 
 int bench_ideal(struct bench_ctx *c)
 {
-    static const struct kv_sys sys = {os_open, ideal_prepare, ideal_get,
-                                      os_close, false};
+    static const struct kv_sys sys = {os_open,  ideal_prepare, ideal_get,
+                                      os_close, false,         NULL};
 
     return bench_kv_run(c, &sys);
 }

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "bench/bench_kv.h"
@@ -27,8 +28,12 @@ static int redn_connect(struct bench_ctx *c, int no_fallback, void **h)
                              c->o.timeout_ms > 0 ? c->o.timeout_ms : 0,
                          .search_seq = c->o.search_seq};
     char host[256];
-    int port, rc = bench_kv_server(c, host, sizeof(host), &port);
+    int port, rc;
 
+    if (c->o.servers) /* every server's RDMA port from its stats */
+        return rdn_connect_config(c->o.servers, &o, (struct rdn_conn **)h, NULL,
+                                  0);
+    rc = bench_kv_server(c, host, sizeof(host), &port);
     if (rc == 0 && c->o.rdn_port <= 0)
         rc = -EINVAL;
     if (rc == 0)
@@ -68,15 +73,45 @@ static int nic_only_get(void *h, unsigned idx, const char *key, size_t nkey,
     return rc == 0 && !v->nic ? -EPROTO : rc;
 }
 
+/* One rdn_mget(): every key's server's NIC at once. */
+static int mget(void *h, unsigned n, const char *const *keys,
+                const size_t *lens, struct kv_val *v, int *rcs, bool nic_only)
+{
+    struct rdn_result res[KV_BATCH_MAX];
+    int rc = n > KV_BATCH_MAX ? -EINVAL : rdn_mget(h, n, keys, lens, res);
+
+    for (unsigned i = 0; rc == 0 && i < n; i++) {
+        v[i] = (struct kv_val){.p = res[i].value,
+                               .len = res[i].len,
+                               .owned = res[i].value,
+                               .nic = res[i].src == RDN_SRC_NIC};
+        rcs[i] = nic_only && res[i].status == 0 && !v[i].nic ? -EPROTO
+                                                             : res[i].status;
+    }
+    return rc;
+}
+
+static int app_mget(void *h, unsigned n, const char *const *keys,
+                    const size_t *lens, struct kv_val *v, int *rcs)
+{
+    return mget(h, n, keys, lens, v, rcs, false);
+}
+
+static int nic_only_mget(void *h, unsigned n, const char *const *keys,
+                         const size_t *lens, struct kv_val *v, int *rcs)
+{
+    return mget(h, n, keys, lens, v, rcs, true);
+}
+
 static void redn_close(void *h)
 {
     rdn_close(h);
 }
 
 const struct kv_sys kv_sys_redn = {nic_only_open, NULL, nic_only_get,
-                                   redn_close, true};
-const struct kv_sys kv_sys_redn_app = {app_open, NULL, app_get, redn_close,
-                                       true};
+                                   redn_close,    true, nic_only_mget};
+const struct kv_sys kv_sys_redn_app = {app_open,   NULL, app_get,
+                                       redn_close, true, app_mget};
 
 int bench_redn(struct bench_ctx *c)
 {

@@ -61,10 +61,10 @@ static void rpc_close(void *h)
 
 /* A failed RPC breaks its connection (rdn/baseline/baseline_cli.h): not
  * healing. */
-const struct kv_sys kv_sys_rpc_poll = {poll_open, NULL, rpc_get, rpc_close,
-                                       false};
-const struct kv_sys kv_sys_rpc_event = {event_open, NULL, rpc_get, rpc_close,
-                                        false};
+const struct kv_sys kv_sys_rpc_poll = {poll_open, NULL,  rpc_get,
+                                       rpc_close, false, NULL};
+const struct kv_sys kv_sys_rpc_event = {event_open, NULL,  rpc_get,
+                                        rpc_close,  false, NULL};
 
 int bench_rpc_poll(struct bench_ctx *c)
 {

@@ -25,3 +25,6 @@ noinst_HEADERS += bench/bench_get.h
 
 # The crash experiment's driver (`rdn-bench crash`, RedN Fig. 16).
 EXTRA_DIST += bench/crash-bench
+
+# GETs over a server list of 1, 2, 3 servers (librdn and libmemcached).
+EXTRA_DIST += bench/fleet-bench

@@ -47,44 +47,53 @@ static const struct mode modes[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: rdn-bench MODE [--model fast|cx5] [--json] [--iters N]\n"
-            "                      [--par N] [--device NAME]\n"
-            "  --model   softnic timing preset (default fast)\n"
-            "  --json    one JSON object per result line\n"
-            "  --iters   samples per latency measurement (default 2000)\n"
-            "  --par     concurrent chains in throughput runs (default 4)\n"
-            "  --device  rnic device (default softnic-inproc; engine threads\n"
-            "            from RDN_SOFTNIC_THREADS, pinning RDN_SOFTNIC_CPUS)\n"
-            "key-value modes (GETs of a running memcached; the device is\n"
-            "$RDN_DEVICE, else softnic):\n"
-            "  --server HOST:PORT   its TCP port (keys are stored there)\n"
-            "  --rdn-port N         its --rdn-port (redn, onesided, ideal)\n"
-            "  --bl-port N          its --rdn-baselines port (onesided,\n"
-            "                       ideal, rpc-*)\n"
-            "  --value-size N       bytes per value (default 64)\n"
-            "  --keys N             distinct keys (default 100)\n"
-            "  --clients N          measuring threads, one connection each\n"
-            "                       (default 1)\n"
-            "  --writers N          closed-loop SET threads meanwhile\n"
-            "  --client-cpu N, --writer-cpu N   pin them to a CPU\n"
-            "  --rt                 measuring threads at SCHED_FIFO (if\n"
-            "                       permitted; a note says if not)\n"
-            "  --no-load            the keys are stored already\n"
-            "  --label NAME         system name in the results\n"
-            "  --placement P        where measured keys sit: first (their\n"
-            "                       first bucket), second (the first is\n"
-            "                       full), full (their full first bucket)\n"
-            "  --search S           redn: the chain searches both buckets\n"
-            "                       at once (parallel, default) or one\n"
-            "                       after the other (seq: RedN-Seq)\n"
-            "  --system NAME        crash-load: tcp, redn, rpc-poll or\n       "
-            "                rpc-event\n"
-            "  --secs S             crash-load: seconds of load (default 12)\n"
-            "  --timeout-ms N       bound on each wait for an answer\n"
-            "                       (crash-load default 200; else the\n"
-            "                       libraries' own)\n"
-            "modes:\n");
+    fprintf(
+        f,
+        "usage: rdn-bench MODE [--model fast|cx5] [--json] [--iters N]\n"
+        "                      [--par N] [--device NAME]\n"
+        "  --model   softnic timing preset (default fast)\n"
+        "  --json    one JSON object per result line\n"
+        "  --iters   samples per latency measurement (default 2000)\n"
+        "  --par     concurrent chains in throughput runs (default 4)\n"
+        "  --device  rnic device (default softnic-inproc; engine threads\n"
+        "            from RDN_SOFTNIC_THREADS, pinning RDN_SOFTNIC_CPUS)\n"
+        "key-value modes (GETs of a running memcached; the device is\n"
+        "$RDN_DEVICE, else softnic):\n"
+        "  --server HOST:PORT   its TCP port (keys are stored there)\n"
+        "  --servers CONFIG     or a server list, a libmemcached\n"
+        "                       configuration string (\"--SERVER=h:p\n"
+        "                       --SERVER=h:p2 --DISTRIBUTION=consistent\"):\n"
+        "                       tcp, redn and redn-app, keys placed by\n"
+        "                       libmemcached, first placement only\n"
+        "  --rdn-port N         its --rdn-port (redn, onesided, ideal)\n"
+        "  --bl-port N          its --rdn-baselines port (onesided,\n"
+        "                       ideal, rpc-*)\n"
+        "  --value-size N       bytes per value (default 64)\n"
+        "  --keys N             distinct keys (default 100)\n"
+        "  --clients N          measuring threads, one connection each\n"
+        "                       (default 1)\n"
+        "  --batch N            multi-gets of N keys (tcp, redn,\n"
+        "                       redn-app; 1..64, default 1): one sample\n"
+        "                       per multi-get, N GETs counted\n"
+        "  --writers N          closed-loop SET threads meanwhile\n"
+        "  --client-cpu N, --writer-cpu N   pin them to a CPU\n"
+        "  --rt                 measuring threads at SCHED_FIFO (if\n"
+        "                       permitted; a note says if not)\n"
+        "  --no-load            the keys are stored already\n"
+        "  --label NAME         system name in the results\n"
+        "  --placement P        where measured keys sit: first (their\n"
+        "                       first bucket), second (the first is\n"
+        "                       full), full (their full first bucket)\n"
+        "  --search S           redn: the chain searches both buckets\n"
+        "                       at once (parallel, default) or one\n"
+        "                       after the other (seq: RedN-Seq)\n"
+        "  --system NAME        crash-load: tcp, redn, rpc-poll or\n       "
+        "                rpc-event\n"
+        "  --secs S             crash-load: seconds of load (default 12)\n"
+        "  --timeout-ms N       bound on each wait for an answer\n"
+        "                       (crash-load default 200; else the\n"
+        "                       libraries' own)\n"
+        "modes:\n");
     for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
         fprintf(f, "  %-10s %s\n", modes[i].name, modes[i].help);
     fprintf(f, "  %-10s %s\n", "crash",
@@ -115,11 +124,13 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         {"par", required_argument, NULL, 'p'},
         {"device", required_argument, NULL, 'd'},
         {"server", required_argument, NULL, 's'},
+        {"servers", required_argument, NULL, 'L'},
         {"rdn-port", required_argument, NULL, 'R'},
         {"bl-port", required_argument, NULL, 'B'},
         {"value-size", required_argument, NULL, 'v'},
         {"keys", required_argument, NULL, 'k'},
         {"clients", required_argument, NULL, 'c'},
+        {"batch", required_argument, NULL, 'b'},
         {"writers", required_argument, NULL, 'w'},
         {"client-cpu", required_argument, NULL, 'C'},
         {"writer-cpu", required_argument, NULL, 'W'},
@@ -156,6 +167,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         case 's':
             o->server = optarg;
             break;
+        case 'L':
+            o->servers = optarg;
+            break;
         case 'R':
             o->rdn_port = atoi(optarg);
             break;
@@ -170,6 +184,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
             break;
         case 'c':
             o->clients = (unsigned)strtoul(optarg, NULL, 0);
+            break;
+        case 'b':
+            o->batch = (unsigned)strtoul(optarg, NULL, 0);
             break;
         case 'w':
             o->writers = (unsigned)strtoul(optarg, NULL, 0);
@@ -216,7 +233,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
     }
     if (optind != argc || o->iters == 0 || o->par == 0 || o->par > 64 ||
         o->keys == 0 || o->clients == 0 || o->clients > 64 || o->writers > 64 ||
-        o->value_size > 1024 * 1024 || o->secs < 0 || o->timeout_ms < 0)
+        o->value_size > 1024 * 1024 || o->secs < 0 || o->timeout_ms < 0 ||
+        (o->servers && o->placement != KV_PLACE_FIRST) || o->batch == 0 ||
+        o->batch > KV_BATCH_MAX)
         return -1;
     return 0;
 }
@@ -230,6 +249,7 @@ int main(int argc, char **argv)
                                 .value_size = 64,
                                 .keys = 100,
                                 .clients = 1,
+                                .batch = 1,
                                 .client_cpu = -1,
                                 .writer_cpu = -1}};
     struct rnic_open_opts oo = {0};

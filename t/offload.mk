@@ -40,3 +40,12 @@ TESTS += t/test_bl_replies
 t_test_bl_replies_SOURCES = t/test_bl_replies.c $(TESTUTIL)
 t_test_bl_replies_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 t_test_bl_replies_LDADD = $(BASELINE_LIBS) $(CHECK_LIBS)
+
+# librdn over a libmemcached server list: three (or more) memcached
+# --rdn-port servers, libmemcached and nutcracker placing the keys.
+check_PROGRAMS += t/fleet_driver
+t_fleet_driver_SOURCES = t/fleet_driver.c
+t_fleet_driver_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
+t_fleet_driver_LDADD = $(LIBRDN_LIBS)
+TESTS += t/fleet_e2e.py
+dist_check_SCRIPTS += t/fleet_e2e.py

@@ -82,6 +82,54 @@ def start_server(args=(), tries=5):
     raise last
 
 
+class RestartableServer:
+    """memcached on fixed ports (so a restart finds its domain again),
+    stderr kept in a file."""
+
+    def __init__(self, args=()):
+        self.port, self.rdn_port = mctest.free_port(), mctest.free_port()
+        self.args = list(args)
+        self.proc = None
+        self.logf = tempfile.NamedTemporaryFile(prefix="mc-restart-",
+                                                suffix=".log", delete=False)
+        self.logf.close()
+
+    def start(self, extra=()):
+        """Starts it; True once both ports accept."""
+        cmd = [mctest.SERVER] + mctest.root_args() + self.args + list(extra) + [
+            "-p", str(self.port), "--rdn-port", str(self.rdn_port)]
+        with open(self.logf.name, "w") as log:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                         stderr=log)
+        _procs.append(self.proc)
+        end = time.time() + 15
+        while time.time() < end and self.proc.poll() is None:
+            if accepts(self.port) and accepts(self.rdn_port):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def log(self):
+        with open(self.logf.name, errors="replace") as f:
+            return f.read()
+
+    def end(self, sig):
+        self.proc.send_signal(sig)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def client(self):
+        return mctest.Client(self)
+
+    def close(self):
+        if self.proc and self.proc.poll() is None:
+            self.end(signal.SIGKILL)
+        os.unlink(self.logf.name)
+
+
 def forged_resume(port, client_id, token):
     """Sends a RESUME (proto/rdn_wire.h) on a new handshake connection:
     the REJECT status it gets (a negative errno), 0 for another answer,

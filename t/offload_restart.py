@@ -25,7 +25,6 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import zlib
@@ -33,7 +32,8 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
 import rdnwire as w  # noqa: E402
-from offload_env import Driver, Nicd, _procs, accepts  # noqa: E402
+from offload_env import (Driver, Nicd, _procs,  # noqa: E402
+                         RestartableServer as Server)
 
 MB = 1024 * 1024
 OFL_MAGIC = b"RDNOFL05"  # rdn/offload/persist.c's state (no header has it)
@@ -46,55 +46,6 @@ MAGIC = struct.pack("<Q", w.PERSIST_MAGIC)
 VERSION = struct.pack("<I", w.PERSIST_VERSION)
 REFUSED = "rdn: persistent table refused:"
 ADOPTED = "rdn: re-attached"
-
-
-class Server:
-    """memcached on fixed ports (so a restart finds its domain again),
-    stderr kept in a file."""
-
-    def __init__(self, args=()):
-        self.port, self.rdn_port = mctest.free_port(), mctest.free_port()
-        self.args = list(args)
-        self.proc = None
-        self.logf = tempfile.NamedTemporaryFile(prefix="mc-restart-",
-                                                suffix=".log", delete=False)
-        self.logf.close()
-
-    def start(self, extra=()):
-        """Starts it; True once both ports accept."""
-        cmd = [mctest.SERVER] + mctest.root_args() + self.args + list(extra) + [
-            "-p", str(self.port), "--rdn-port", str(self.rdn_port)]
-        with open(self.logf.name, "w") as log:
-            self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                                         stderr=log)
-        _procs.append(self.proc)
-        end = time.time() + 15
-        while time.time() < end and self.proc.poll() is None:
-            if accepts(self.port) and accepts(self.rdn_port):
-                return True
-            time.sleep(0.05)
-        return False
-
-    def log(self):
-        with open(self.logf.name, errors="replace") as f:
-            return f.read()
-
-    def end(self, sig):
-        self.proc.send_signal(sig)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-    def client(self):
-        return mctest.Client(self)
-
-    def close(self):
-        if self.proc and self.proc.poll() is None:
-            self.end(signal.SIGKILL)
-        os.unlink(self.logf.name)
-
 
 
 # ---- keys and values -------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libmemcached/memcached.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -29,28 +30,47 @@
 #define RDN_DEFAULT_TIMEOUT 5000
 #define RDN_MAX_TRIES       4    /* NIC attempts per key (torn, stale) */
 #define RDN_HITS_EVERY_MS   1000 /* LRU reports at least this often */
-#define RDN_RECONNECT_MS    1000 /* a broken RDMA path is retried after */
+#define RDN_RECONNECT_MS    1000 /* a broken RDMA path is retried after, */
+#define RDN_REPROBE_MS                                                         \
+    10000                     /* doubling up to this while it fails; a         \
+                                 server without --rdn-port: asked again */
+#define RDN_SPIN_ROUNDS   256 /* polls of all servers before sleeping */
+#define RDN_WAIT_SLICE_MS 1   /* one sleep on one server's answers */
 
-struct rdn_conn {
+/* One server of the list and its NIC path. */
+struct rdn_srv {
     char host[256];
-    int rdn_port;
     int tcp_port;
-    int ctl;               /* the handshake connection */
-    uint64_t ctl_check_ms; /* when ctl_retry() last looked at it */
-    struct rdn_opts opts;
+    int rdn_port;      /* from its stats (or the caller); 0: none */
+    bool fixed_port;   /* given by the caller: its stats are not asked */
+    bool was_up;       /* its NIC path worked once (a retry reconnects) */
+    uint32_t retry_ms; /* wait before the next nic_retry() */
+    char why[160];     /* why its keys go over TCP (while !nic_ok) */
+    const struct rdn_opts *opts; /* the connection's */
+    int ctl;                     /* the handshake connection */
+    uint64_t ctl_check_ms;       /* when ctl_retry() last looked at it */
     struct rnic_device *dev;
     struct ofl_client nic;
-    bool nic_ok;          /* false after a failure: TCP only, for now */
+    bool nic_ok;          /* false: TCP only, for now */
+    bool down;            /* its process is gone (RDN_DOWN_TCP): TCP only */
     uint64_t nic_lost_ms; /* when it failed (or a reconnection did) */
     struct rdn_geometry geo;
     uint64_t geo_ms; /* when geo.server_time was current */
     uint32_t id;
     uint64_t token; /* the welcome's (RESUME proves who we are) */
-    memcached_st *mc;
     struct ofl_hits hits;
     uint64_t hit_fp[RDN_HITS_MAX];
     uint64_t hits_since_ms;
     struct rdn_client_stats st;
+};
+
+struct rdn_conn {
+    memcached_st *mc;
+    bool own_mc;
+    bool tcp_renew; /* rdn_connect(): a disabled handle is replaced */
+    struct rdn_opts opts;
+    struct rdn_srv **srv; /* in the order of the handle's server list */
+    uint32_t nsrv;
     enum rdn_source last_src;
     const char *last_why;
 };
@@ -65,7 +85,32 @@ static uint64_t mono_ms(void)
 
 /* ---- the handshake ---------------------------------------------------- */
 
-static int tcp_connect(const char *host, int port)
+/* connect() within timeout_ms: 0 or -errno (-ETIMEDOUT). */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len,
+                          int timeout_ms)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    int fl = fcntl(fd, F_GETFL), err = 0;
+    socklen_t elen = sizeof(err);
+
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return -errno;
+    if (connect(fd, sa, len) < 0) {
+        if (errno != EINPROGRESS)
+            return -errno;
+        if (poll(&pfd, 1, timeout_ms) <= 0)
+            return -ETIMEDOUT;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+            return -errno;
+        if (err)
+            return -err;
+    }
+    return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+}
+
+/* A TCP connection to host:port within timeout_ms (a server on a host
+ * that is down must not hold GETs up for the kernel's minutes). */
+static int tcp_connect(const char *host, int port, int timeout_ms)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM};
@@ -77,15 +122,18 @@ static int tcp_connect(const char *host, int port)
     if (getaddrinfo(host, svc, &hints, &res) != 0)
         return -EHOSTUNREACH;
     for (ai = res; ai; ai = ai->ai_next) {
+        int rc;
+
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
         if (fd < 0) {
             fd = -errno;
             continue;
         }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+        rc = connect_within(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms);
+        if (rc == 0)
             break;
         close(fd);
-        fd = -errno;
+        fd = rc;
     }
     freeaddrinfo(res);
     if (fd >= 0)
@@ -94,7 +142,7 @@ static int tcp_connect(const char *host, int port)
 }
 
 /* Waits for message `want`; a REJECT yields its status. */
-static int expect_msg(struct rdn_conn *c, uint16_t want, void *buf, size_t len)
+static int expect_msg(struct rdn_srv *s, uint16_t want, void *buf, size_t len)
 {
     union {
         struct rdn_reject rej;
@@ -102,7 +150,7 @@ static int expect_msg(struct rdn_conn *c, uint16_t want, void *buf, size_t len)
     } u;
     uint16_t type;
     int n =
-        ofl_wire_recv(c->ctl, c->opts.timeout_ms, &type, u.raw, sizeof(u.raw));
+        ofl_wire_recv(s->ctl, s->opts->timeout_ms, &type, u.raw, sizeof(u.raw));
 
     if (n < 0)
         return n;
@@ -124,20 +172,20 @@ static int geometry_ok(const struct rdn_geometry *g)
 }
 
 /* Sends msg on the handshake connection and takes the GEOMETRY answer. */
-static int ask_geometry(struct rdn_conn *c, uint16_t msg, const void *payload,
+static int ask_geometry(struct rdn_srv *s, uint16_t msg, const void *payload,
                         uint32_t len)
 {
     struct rdn_geometry g;
-    int rc = ofl_wire_send(c->ctl, msg, payload, len, 0);
+    int rc = ofl_wire_send(s->ctl, msg, payload, len, 0);
 
     if (rc == 0)
-        rc = expect_msg(c, RDN_MSG_GEOMETRY, &g, sizeof(g));
+        rc = expect_msg(s, RDN_MSG_GEOMETRY, &g, sizeof(g));
     if (rc == 0 && !geometry_ok(&g))
         rc = -EPROTO;
     if (rc < 0)
         return rc;
-    c->geo = g;
-    c->geo_ms = mono_ms();
+    s->geo = g;
+    s->geo_ms = mono_ms();
     return 0;
 }
 
@@ -146,178 +194,520 @@ static int ask_geometry(struct rdn_conn *c, uint16_t msg, const void *payload,
  * the old one went to died, and the one that re-attached our chain takes
  * the new one. Gives the current geometry too.
  */
-static int ctl_resume(struct rdn_conn *c)
+static int ctl_resume(struct rdn_srv *s)
 {
-    struct rdn_resume r = {.token = c->token, .client_id = c->id};
-    int fd = tcp_connect(c->host, c->rdn_port), rc;
+    struct rdn_resume r = {.token = s->token, .client_id = s->id};
+    int fd = tcp_connect(s->host, s->rdn_port, s->opts->timeout_ms), rc;
 
     if (fd < 0)
         return fd;
-    if (c->ctl >= 0)
-        close(c->ctl);
-    c->ctl = fd;
-    rc = ask_geometry(c, RDN_MSG_RESUME, &r, sizeof(r));
+    if (s->ctl >= 0)
+        close(s->ctl);
+    s->ctl = fd;
+    rc = ask_geometry(s, RDN_MSG_RESUME, &r, sizeof(r));
     if (rc == 0)
-        c->st.resumes++;
+        s->st.resumes++;
     return rc;
 }
 
 /* Asks for the current geometry (REFRESH), over a resumed connection if
  * the old one died with its server. */
-static int refresh(struct rdn_conn *c)
+static int refresh(struct rdn_srv *s)
 {
-    int rc = ask_geometry(c, RDN_MSG_REFRESH, NULL, 0);
+    int rc = ask_geometry(s, RDN_MSG_REFRESH, NULL, 0);
 
-    if (rc < 0 && c->nic_ok && ctl_resume(c) == 0)
+    if (rc < 0 && s->nic_ok && ctl_resume(s) == 0)
         rc = 0;
     return rc;
 }
 
 /* Opens the NIC side sized for the server's items and says hello. */
-static int hello(struct rdn_conn *c)
+static int hello(struct rdn_srv *s)
 {
     struct rdn_welcome w;
     struct rdn_hello h;
     int rc;
 
-    rc = rnic_open(c->opts.device, NULL, &c->dev);
+    rc = rnic_open(s->opts->device, NULL, &s->dev);
     if (rc == 0)
-        rc = ofl_client_open(c->dev, c->opts.depth,
-                             (uint32_t)rdn_resp_slot_size(c->geo.item_size_max),
-                             &c->nic);
+        rc = ofl_client_open(s->dev, s->opts->depth,
+                             (uint32_t)rdn_resp_slot_size(s->geo.item_size_max),
+                             &s->nic);
     if (rc == 0)
-        rc = ofl_client_hello(&c->nic, &h);
-    h.flags = c->opts.search_seq ? RDN_HELLO_SEQ : 0;
+        rc = ofl_client_hello(&s->nic, &h);
+    h.flags = s->opts->search_seq ? RDN_HELLO_SEQ : 0;
     if (rc == 0)
-        rc = ofl_wire_send(c->ctl, RDN_MSG_HELLO, &h, sizeof(h), 0);
+        rc = ofl_wire_send(s->ctl, RDN_MSG_HELLO, &h, sizeof(h), 0);
     if (rc == 0)
-        rc = expect_msg(c, RDN_MSG_WELCOME, &w, sizeof(w));
+        rc = expect_msg(s, RDN_MSG_WELCOME, &w, sizeof(w));
     if (rc == 0 && (!geometry_ok(&w.geo) || w.depth == 0 ||
-                    w.depth > c->opts.depth || (w.depth & (w.depth - 1))))
+                    w.depth > s->opts->depth || (w.depth & (w.depth - 1))))
         rc = -EPROTO;
     if (rc < 0)
         return rc;
-    c->nic.depth = w.depth; /* fewer slots granted: use the first ones */
-    c->geo = w.geo;
-    c->geo_ms = mono_ms();
-    c->id = w.client_id;
-    c->token = w.token;
-    return ofl_client_connect(&c->nic, w.qp_addr);
+    s->nic.depth = w.depth; /* fewer slots granted: use the first ones */
+    s->geo = w.geo;
+    s->geo_ms = mono_ms();
+    s->id = w.client_id;
+    s->token = w.token;
+    return ofl_client_connect(&s->nic, w.qp_addr);
 }
 
-/* The libmemcached handle of the TCP path, on c->host:c->tcp_port. */
-static int tcp_setup(struct rdn_conn *c)
-{
-    c->mc = memcached_create(NULL);
-    if (!c->mc)
-        return -ENOMEM;
-    if (memcached_server_add(c->mc, c->host, (in_port_t)c->tcp_port) !=
-        MEMCACHED_SUCCESS)
-        return -EINVAL;
-    memcached_behavior_set(c->mc, MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1);
-    memcached_behavior_set(c->mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
-    return 0;
-}
-
-static void close_ctl(struct rdn_conn *c);
+static void close_ctl(struct rdn_srv *s);
 
 /* Tears the RDMA side down (the server's side first, see close_ctl()). */
-static void nic_down(struct rdn_conn *c)
+static void nic_down(struct rdn_srv *s)
 {
-    if (c->ctl >= 0)
-        close_ctl(c);
-    c->ctl = -1;
-    ofl_client_close(&c->nic);
-    if (c->dev)
-        rnic_close(c->dev);
-    c->dev = NULL;
+    if (s->ctl >= 0)
+        close_ctl(s);
+    s->ctl = -1;
+    ofl_client_close(&s->nic);
+    if (s->dev)
+        rnic_close(s->dev);
+    s->dev = NULL;
 }
 
 /* The handshake: geometry, QP, response slots. */
-static int nic_up(struct rdn_conn *c)
+static int nic_up(struct rdn_srv *s)
 {
     int rc;
 
-    c->ctl = tcp_connect(c->host, c->rdn_port);
-    rc = c->ctl < 0 ? c->ctl : 0;
+    s->ctl = tcp_connect(s->host, s->rdn_port, s->opts->timeout_ms);
+    rc = s->ctl < 0 ? s->ctl : 0;
     if (rc == 0)
-        rc = refresh(c);
+        rc = refresh(s);
     if (rc == 0)
-        rc = hello(c);
+        rc = hello(s);
     if (rc < 0)
-        nic_down(c);
+        nic_down(s);
     return rc;
 }
 
-/* The RDMA path failed: TCP answers until a reconnection works. */
-static void nic_lost(struct rdn_conn *c)
+/* ---- finding a server's RDMA port ------------------------------------- */
+
+/* A reader of "\r\n"-ended lines on a socket. */
+struct lines {
+    int fd;
+    uint64_t deadline;
+    char buf[4096];
+    size_t len, off;
+};
+
+/* More bytes within the deadline: 0 or -errno. */
+static int lines_fill(struct lines *r)
 {
-    c->nic_ok = false;
-    c->nic_lost_ms = mono_ms();
+    struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+    uint64_t now = mono_ms();
+    ssize_t got;
+
+    if (now >= r->deadline || poll(&pfd, 1, (int)(r->deadline - now)) <= 0)
+        return -ETIMEDOUT;
+    got = read(r->fd, r->buf, sizeof(r->buf));
+    if (got <= 0)
+        return got < 0 ? -errno : -ECONNRESET;
+    r->len = (size_t)got;
+    r->off = 0;
+    return 0;
+}
+
+/* The next line (without "\r\n", cut to cap - 1 bytes) within the
+ * deadline: 0 or -errno. */
+static int next_line(struct lines *r, char *line, size_t cap)
+{
+    size_t n = 0;
+    char prev = 0;
+    int rc;
+
+    for (;;) {
+        while (r->off < r->len) {
+            char ch = r->buf[r->off++];
+
+            if (ch == '\n' && prev == '\r') {
+                if (n && line[n - 1] == '\r')
+                    n--;
+                line[n] = '\0';
+                return 0;
+            }
+            if (n + 1 < cap)
+                line[n++] = ch;
+            prev = ch;
+        }
+        rc = lines_fill(r);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+/*
+ * Asks the server for "stats rdn" on a connection of its own (not the
+ * application's handle, whose state is libmemcached's): sets s->rdn_port
+ * from rdn_port, 0 if the server has none (rdn_enabled no). Returns 0 or
+ * a negative errno (the server did not answer).
+ */
+static int probe(struct rdn_srv *s)
+{
+    static const char cmd[] = "stats rdn\r\n";
+    struct lines r = {
+        .fd = tcp_connect(s->host, s->tcp_port, s->opts->timeout_ms),
+        .deadline = mono_ms() + (uint64_t)s->opts->timeout_ms};
+    int fd = r.fd, rc, port = 0;
+    char line[512];
+
+    if (fd < 0)
+        return fd;
+    rc = write(fd, cmd, sizeof(cmd) - 1) == (ssize_t)sizeof(cmd) - 1 ? 0 : -EIO;
+    while (rc == 0 && (rc = next_line(&r, line, sizeof(line))) == 0) {
+        if (strcmp(line, "END") == 0)
+            break;
+        if (strncmp(line, "STAT ", 5) != 0) {
+            rc = -EPROTO; /* ERROR: not a memcached that knows "stats rdn" */
+            break;
+        }
+        if (sscanf(line, "STAT rdn_port %d", &port) == 1 &&
+            (port <= 0 || port > 65535))
+            port = 0;
+    }
+    close(fd);
+    if (rc == 0)
+        s->rdn_port = port;
+    return rc;
+}
+
+/* Sets the server's NIC path up (its port from its stats unless given);
+ * on failure s->why says why. */
+static int srv_up(struct rdn_srv *s)
+{
+    int rc;
+
+    if (s->tcp_port == 0) {
+        snprintf(s->why, sizeof(s->why), "a UNIX socket: no RDMA port");
+        return -ENOTSUP;
+    }
+    if (!s->fixed_port) {
+        rc = probe(s);
+        if (rc < 0) {
+            snprintf(s->why, sizeof(s->why), "stats rdn failed: %s",
+                     strerror(-rc));
+            return rc;
+        }
+        if (s->rdn_port == 0) {
+            snprintf(s->why, sizeof(s->why),
+                     "no rdn_port in its stats (no --rdn-port)");
+            return -ENOTSUP;
+        }
+    }
+    rc = nic_up(s);
+    if (rc < 0) {
+        snprintf(s->why, sizeof(s->why), "rdn_port %d: handshake failed: %s",
+                 s->rdn_port, strerror(-rc));
+        return rc;
+    }
+    s->nic_ok = true;
+    s->was_up = true;
+    s->down = false;
+    s->retry_ms = RDN_RECONNECT_MS;
+    return 0;
+}
+
+/* The RDMA path failed (rc: how, or 0): TCP answers until a reconnection
+ * works. */
+static void nic_lost(struct rdn_srv *s, const char *why, int rc)
+{
+    s->nic_ok = false;
+    s->nic_lost_ms = mono_ms();
+    s->retry_ms = RDN_RECONNECT_MS;
+    if (rc < 0)
+        snprintf(s->why, sizeof(s->why), "%s: %s", why, strerror(-rc));
+    else
+        snprintf(s->why, sizeof(s->why), "%s", why);
 }
 
 /*
  * The server never speaks first on the handshake connection: anything to
- * read there is its end (the server died). While the NIC path works (a
- * restarted server re-attached our chain), the connection is resumed, so
- * LRU reports reach the server again. At most once per RDN_RECONNECT_MS.
+ * read there is its end (the server died). While the NIC path works, the
+ * connection is resumed on a restarted server that re-attached our chain,
+ * so LRU reports reach it again; until then, with RDN_DOWN_TCP, the server
+ * is down (its keys go to libmemcached). At most once per RDN_RECONNECT_MS,
+ * and while it is down at doubling intervals up to RDN_REPROBE_MS.
  */
-static void ctl_retry(struct rdn_conn *c)
+static void ctl_retry(struct rdn_srv *s)
 {
-    struct pollfd pfd = {.fd = c->ctl, .events = POLLIN};
+    struct pollfd pfd = {.fd = s->ctl, .events = POLLIN};
     uint64_t now = mono_ms();
+    int rc;
 
-    if (!c->nic_ok || now - c->ctl_check_ms < RDN_RECONNECT_MS)
+    if (!s->nic_ok ||
+        now - s->ctl_check_ms < (s->down ? s->retry_ms : RDN_RECONNECT_MS))
         return;
-    c->ctl_check_ms = now;
-    if (c->ctl < 0 || poll(&pfd, 1, 0) != 0)
-        ctl_resume(c);
+    s->ctl_check_ms = now;
+    if (!s->down && s->ctl >= 0 && poll(&pfd, 1, 0) == 0)
+        return; /* alive */
+    rc = ctl_resume(s);
+    if (rc == 0) {
+        s->down = false;
+        s->retry_ms = RDN_RECONNECT_MS;
+    } else if (s->opts->while_down == RDN_DOWN_TCP) {
+        /* A host that is down costs a connect timeout: less often. */
+        if (s->down && s->retry_ms < RDN_REPROBE_MS)
+            s->retry_ms = s->retry_ms * 2 < RDN_REPROBE_MS ? s->retry_ms * 2
+                                                           : RDN_REPROBE_MS;
+        s->down = true;
+        snprintf(s->why, sizeof(s->why),
+                 "server gone (handshake connection closed, RESUME: %s)",
+                 strerror(-rc));
+    }
 }
 
-/* Retries a failed RDMA path, at most once per RDN_RECONNECT_MS. */
-static void nic_retry(struct rdn_conn *c)
+/* Its keys are asked on its NIC. */
+static bool on_nic(const struct rdn_srv *s)
 {
-    if (c->nic_ok || mono_ms() - c->nic_lost_ms < RDN_RECONNECT_MS)
+    return s->nic_ok && !s->down;
+}
+
+/*
+ * srv_up() failed: the next try RDN_RECONNECT_MS after a failure, twice as
+ * long after each failed retry up to RDN_REPROBE_MS (a server that is down
+ * costs the GETs little); a server without --rdn-port every RDN_REPROBE_MS.
+ */
+static void srv_failed(struct rdn_srv *s, bool first)
+{
+    s->nic_lost_ms = mono_ms();
+    if (s->rdn_port == 0 && !s->fixed_port)
+        s->retry_ms = RDN_REPROBE_MS;
+    else if (first)
+        s->retry_ms = RDN_RECONNECT_MS;
+    else if (s->retry_ms < RDN_REPROBE_MS / 2)
+        s->retry_ms *= 2;
+    else
+        s->retry_ms = RDN_REPROBE_MS;
+}
+
+/* Retries a server off the NIC when its time has come (srv_failed()). */
+static void nic_retry(struct rdn_srv *s)
+{
+    bool was_up = s->was_up;
+
+    if (s->nic_ok || mono_ms() - s->nic_lost_ms < s->retry_ms)
         return;
-    nic_down(c);
-    if (nic_up(c) == 0) {
-        c->nic_ok = true;
-        c->st.reconnects++;
+    nic_down(s);
+    if (srv_up(s) == 0) {
+        if (was_up)
+            s->st.reconnects++;
     } else {
-        c->nic_lost_ms = mono_ms();
+        srv_failed(s, false);
     }
+}
+
+/* ---- the server list -------------------------------------------------- */
+
+static void send_hits(struct rdn_srv *s);
+
+static void srv_free(struct rdn_srv *s)
+{
+    if (!s)
+        return;
+    if (s->nic_ok)
+        send_hits(s);
+    nic_down(s);
+    free(s);
+}
+
+static struct rdn_srv *srv_new(const struct rdn_conn *c, const char *host,
+                               int tcp_port)
+{
+    struct rdn_srv *s = calloc(1, sizeof(*s));
+
+    if (!s)
+        return NULL;
+    snprintf(s->host, sizeof(s->host), "%s", host);
+    s->tcp_port = tcp_port;
+    s->opts = &c->opts;
+    s->ctl = -1;
+    s->retry_ms = RDN_RECONNECT_MS;
+    ofl_hits_reset(&s->hits);
+    return s;
+}
+
+static bool srv_is(const struct rdn_srv *s, const memcached_instance_st *in)
+{
+    return strcmp(s->host, memcached_server_name(in)) == 0 &&
+           s->tcp_port == (int)memcached_server_port(in);
+}
+
+/*
+ * Follows the handle's server list: servers still in it keep their NIC
+ * paths, new ones are set up, removed ones are closed. Cheap when the
+ * list did not change (one comparison per server).
+ */
+static int sync_servers(struct rdn_conn *c)
+{
+    uint32_t n = memcached_server_count(c->mc);
+    struct rdn_srv **ns;
+    bool same = n == c->nsrv;
+
+    for (uint32_t i = 0; same && i < n; i++)
+        same =
+            srv_is(c->srv[i], memcached_server_instance_by_position(c->mc, i));
+    if (same)
+        return 0;
+    ns = calloc(n ? n : 1, sizeof(*ns));
+    if (!ns)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        const memcached_instance_st *in =
+            memcached_server_instance_by_position(c->mc, i);
+
+        for (uint32_t j = 0; j < c->nsrv && !ns[i]; j++)
+            if (c->srv[j] && srv_is(c->srv[j], in)) {
+                ns[i] = c->srv[j];
+                c->srv[j] = NULL;
+            }
+        if (!ns[i]) {
+            ns[i] = srv_new(c, memcached_server_name(in),
+                            (int)memcached_server_port(in));
+            if (!ns[i]) {
+                for (uint32_t k = 0; k < i; k++)
+                    srv_free(ns[k]);
+                free(ns);
+                return -ENOMEM;
+            }
+            if (srv_up(ns[i]) < 0)
+                srv_failed(ns[i], true);
+        }
+    }
+    for (uint32_t j = 0; j < c->nsrv; j++)
+        srv_free(c->srv[j]);
+    free(c->srv);
+    c->srv = ns;
+    c->nsrv = n;
+    return 0;
+}
+
+static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts,
+                         enum rdn_down while_down)
+{
+    if (opts)
+        c->opts = *opts;
+    if (c->opts.while_down == RDN_DOWN_DEFAULT)
+        c->opts.while_down = while_down;
+    if (!c->opts.depth)
+        c->opts.depth = RDN_DEFAULT_DEPTH;
+    if (!c->opts.timeout_ms)
+        c->opts.timeout_ms = RDN_DEFAULT_TIMEOUT;
+}
+
+static bool opts_ok(const struct rdn_opts *o)
+{
+    return !o ||
+           (!(o->depth & (o->depth - 1)) && o->timeout_ms >= 0 &&
+            o->while_down >= RDN_DOWN_DEFAULT && o->while_down <= RDN_DOWN_NIC);
+}
+
+int rdn_connect_memc(memcached_st *mc, const struct rdn_opts *opts,
+                     struct rdn_conn **out)
+{
+    struct rdn_conn *c;
+    int rc;
+
+    if (!mc || !out || !opts_ok(opts) || memcached_server_count(mc) == 0)
+        return -EINVAL;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    set_defaults(c, opts, RDN_DOWN_TCP);
+    c->mc = mc;
+    rc = sync_servers(c);
+    if (rc < 0) {
+        rdn_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int rdn_connect_config(const char *config, const struct rdn_opts *opts,
+                       struct rdn_conn **out, char *err, size_t errlen)
+{
+    char msg[256] = "";
+    memcached_st *mc;
+    int rc;
+
+    if (!config || !out)
+        return -EINVAL;
+    if (libmemcached_check_configuration(config, strlen(config), msg,
+                                         sizeof(msg)) != MEMCACHED_SUCCESS) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", msg);
+        return -EINVAL;
+    }
+    mc = memcached(config, strlen(config));
+    if (!mc)
+        return -ENOMEM;
+    rc = rdn_connect_memc(mc, opts, out);
+    if (rc < 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", strerror(-rc));
+        memcached_free(mc);
+        return rc;
+    }
+    (*out)->own_mc = true;
+    return 0;
+}
+
+/* The handle of rdn_connect(): one server. */
+static memcached_st *one_server(const char *host, int tcp_port)
+{
+    memcached_st *mc = memcached_create(NULL);
+
+    if (mc && memcached_server_add(mc, host, (in_port_t)tcp_port) !=
+                  MEMCACHED_SUCCESS) {
+        memcached_free(mc);
+        return NULL;
+    }
+    if (mc) {
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1);
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+    }
+    return mc;
 }
 
 int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
                      const struct rdn_opts *opts, struct rdn_conn **out)
 {
     struct rdn_conn *c;
+    struct rdn_srv *s;
     int rc;
 
     if (!host || !out || rdn_port <= 0 || rdn_port > 65535 || tcp_port < 0 ||
-        tcp_port > 65535 || strlen(host) >= sizeof(c->host))
+        tcp_port > 65535 || strlen(host) >= sizeof(s->host) || !opts_ok(opts))
         return -EINVAL;
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    if (opts)
-        c->opts = *opts;
-    if (!c->opts.depth)
-        c->opts.depth = RDN_DEFAULT_DEPTH;
-    if (!c->opts.timeout_ms)
-        c->opts.timeout_ms = RDN_DEFAULT_TIMEOUT;
-    ofl_hits_reset(&c->hits);
-    strcpy(c->host, host);
-    c->rdn_port = rdn_port;
-    c->tcp_port = tcp_port;
-    rc = nic_up(c);
-    if (rc == 0)
-        rc = tcp_setup(c);
+    set_defaults(c, opts, RDN_DOWN_NIC);
+    c->own_mc = true;
+    c->tcp_renew = true;
+    c->mc = one_server(host, tcp_port);
+    c->srv = calloc(1, sizeof(*c->srv));
+    /* The port as libmemcached has it (0 is its default port). */
+    s = c->srv && c->mc
+            ? srv_new(c, host,
+                      memcached_server_port(
+                          memcached_server_instance_by_position(c->mc, 0)))
+            : NULL;
+    if (!s) {
+        rdn_close(c);
+        return -ENOMEM;
+    }
+    c->srv[0] = s;
+    c->nsrv = 1;
+    s->rdn_port = rdn_port;
+    s->fixed_port = true;
+    rc = srv_up(s);
     if (rc < 0) {
         rdn_close(c);
         return rc;
     }
-    c->nic_ok = true;
     *out = c;
     return 0;
 }
@@ -328,33 +718,38 @@ int rdn_connect(const char *host, int rdn_port, int tcp_port,
     return rdn_connect_opts(host, rdn_port, tcp_port, NULL, out);
 }
 
+memcached_st *rdn_memc(const struct rdn_conn *c)
+{
+    return c->mc;
+}
+
 /* ---- LRU reports ------------------------------------------------------ */
 
-static void send_hits(struct rdn_conn *c)
+static void send_hits(struct rdn_srv *s)
 {
-    if (c->hits.count && c->ctl >= 0)
-        ofl_wire_send(c->ctl, RDN_MSG_HITS, c->hits.buf, (uint32_t)c->hits.len,
+    if (s->hits.count && s->ctl >= 0)
+        ofl_wire_send(s->ctl, RDN_MSG_HITS, s->hits.buf, (uint32_t)s->hits.len,
                       0);
-    ofl_hits_reset(&c->hits);
+    ofl_hits_reset(&s->hits);
 }
 
 /* Notes a NIC hit; sends the batch when full or a second old. */
-static void note_hit(struct rdn_conn *c, const char *key, size_t nkey,
+static void note_hit(struct rdn_srv *s, const char *key, size_t nkey,
                      uint64_t fp)
 {
     uint64_t now = mono_ms();
 
-    for (unsigned i = 0; i < c->hits.count; i++)
-        if (c->hit_fp[i] == fp)
+    for (unsigned i = 0; i < s->hits.count; i++)
+        if (s->hit_fp[i] == fp)
             goto maybe_send; /* reported in this batch already */
-    if (c->hits.count == 0)
-        c->hits_since_ms = now;
-    c->hit_fp[c->hits.count] = fp;
-    ofl_hits_add(&c->hits, key, nkey);
+    if (s->hits.count == 0)
+        s->hits_since_ms = now;
+    s->hit_fp[s->hits.count] = fp;
+    ofl_hits_add(&s->hits, key, nkey);
 maybe_send:
-    if (c->hits.count == RDN_HITS_MAX ||
-        now - c->hits_since_ms >= RDN_HITS_EVERY_MS)
-        send_hits(c);
+    if (s->hits.count == RDN_HITS_MAX ||
+        now - s->hits_since_ms >= RDN_HITS_EVERY_MS)
+        send_hits(s);
 }
 
 /*
@@ -362,29 +757,29 @@ maybe_send:
  * closed its side too: it has then destroyed its QPs, so destroying ours
  * afterwards is an orderly goodbye, not an RDMA error on its side.
  */
-static void close_ctl(struct rdn_conn *c)
+static void close_ctl(struct rdn_srv *s)
 {
     uint64_t end = mono_ms() + 1000;
     char buf[256];
 
-    shutdown(c->ctl, SHUT_WR);
+    shutdown(s->ctl, SHUT_WR);
     while (mono_ms() < end) {
-        struct pollfd pfd = {.fd = c->ctl, .events = POLLIN};
+        struct pollfd pfd = {.fd = s->ctl, .events = POLLIN};
 
-        if (poll(&pfd, 1, 100) > 0 && read(c->ctl, buf, sizeof(buf)) <= 0)
+        if (poll(&pfd, 1, 100) > 0 && read(s->ctl, buf, sizeof(buf)) <= 0)
             break;
     }
-    close(c->ctl);
+    close(s->ctl);
 }
 
 void rdn_close(struct rdn_conn *c)
 {
     if (!c)
         return;
-    if (c->nic_ok)
-        send_hits(c);
-    nic_down(c);
-    if (c->mc)
+    for (uint32_t i = 0; i < c->nsrv; i++)
+        srv_free(c->srv[i]);
+    free(c->srv);
+    if (c->mc && c->own_mc)
         memcached_free(c->mc);
     free(c);
 }
@@ -392,48 +787,39 @@ void rdn_close(struct rdn_conn *c)
 /* ---- TCP -------------------------------------------------------------- */
 
 /*
- * Asks for one key over TCP. After a connection failure libmemcached
- * refuses to try the server again until a retry time, in whole seconds
- * and never less than the next second tick, however RETRY_TIMEOUT is set:
- * every GET in that window would fail although a restarted server is back
- * already. The TCP path is what answers while the RDMA path is rebuilt,
- * so a disabled handle is replaced by a fresh one that connects at once
- * (a dead process on a live host refuses in no time).
+ * Asks for one key over TCP through the handle, which places it on the
+ * server libmemcached picks and applies libmemcached's failure settings.
+ * rdn_connect()'s own handle is the exception: after a connection failure
+ * libmemcached refuses to try the server again until a retry time, in
+ * whole seconds and never less than the next second tick, however
+ * RETRY_TIMEOUT is set, so every GET in that window would fail although a
+ * restarted server is back already; that handle is replaced by a fresh
+ * one that connects at once (a dead process on a live host refuses in no
+ * time).
  */
 static memcached_return_t tcp_mget(struct rdn_conn *c, const char *key,
                                    size_t nkey)
 {
     const char *keys[1] = {key};
     size_t lens[1] = {nkey};
-    memcached_return_t rc = c->mc ? memcached_mget(c->mc, keys, lens, 1)
-                                  : MEMCACHED_SERVER_MARKED_DEAD;
+    memcached_return_t rc = memcached_mget(c->mc, keys, lens, 1);
 
-    if (rc == MEMCACHED_SERVER_TEMPORARILY_DISABLED ||
-        rc == MEMCACHED_SERVER_MARKED_DEAD) {
-        if (c->mc)
-            memcached_free(c->mc);
-        if (tcp_setup(c) < 0)
+    if (c->tcp_renew && (rc == MEMCACHED_SERVER_TEMPORARILY_DISABLED ||
+                         rc == MEMCACHED_SERVER_MARKED_DEAD)) {
+        memcached_st *mc = one_server(c->srv[0]->host, c->srv[0]->tcp_port);
+
+        if (!mc)
             return MEMCACHED_FAILURE;
+        memcached_free(c->mc);
+        c->mc = mc;
         rc = memcached_mget(c->mc, keys, lens, 1);
     }
     return rc;
 }
 
-static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
-                   struct rdn_result *r)
+/* A value libmemcached fetched, into r. */
+static void take_result(struct rdn_result *r, const memcached_result_st *res)
 {
-    memcached_return_t rc = tcp_mget(c, key, nkey);
-    memcached_result_st *res;
-
-    c->st.tcp_gets++;
-    r->src = RDN_SRC_TCP;
-    if (rc != MEMCACHED_SUCCESS)
-        return r->status = -EIO;
-    res = memcached_fetch_result(c->mc, NULL, &rc);
-    if (!res)
-        return r->status = (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND)
-                               ? -ENOENT
-                               : -EIO;
     r->len = memcached_result_length(res);
     r->value = malloc(r->len + 1);
     if (r->value) {
@@ -442,19 +828,39 @@ static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
     }
     r->flags = memcached_result_flags(res);
     r->cas = memcached_result_cas(res);
+    r->status = r->value ? 0 : -ENOMEM;
+}
+
+static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
+                   struct rdn_result *r)
+{
+    memcached_return_t rc = tcp_mget(c, key, nkey);
+    memcached_result_st *res;
+
+    r->src = RDN_SRC_TCP;
+    if (rc != MEMCACHED_SUCCESS)
+        return r->status = -EIO;
+    res = memcached_fetch_result(c->mc, NULL, &rc);
+    if (!res)
+        return r->status = (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND)
+                               ? -ENOENT
+                               : -EIO;
+    take_result(r, res);
     memcached_result_free(res);
     /* Read up to END so the connection stays in step. */
     while ((res = memcached_fetch_result(c->mc, NULL, &rc)))
         memcached_result_free(res);
-    return r->status = r->value ? 0 : -ENOMEM;
+    return r->status;
 }
 
 /* ---- the NIC pipeline ------------------------------------------------- */
 
 /* A key of an rdn_mget() and what the NIC did with it. */
 struct job {
-    const char *key;
+    const char *key; /* the application's */
     size_t nkey;
+    const char *wkey; /* on the wire: the handle's namespace + key */
+    size_t nwkey;
     struct rdn_result *res;
     struct rdn_keyhash kh;
     int tries;
@@ -469,19 +875,21 @@ struct flight {
     uint32_t flags;
 };
 
-struct batch {
-    struct rdn_conn *c;
-    struct job *jobs;
-    size_t n, next;     /* next job never asked */
-    struct job **retry; /* jobs to ask again */
+/* One server's share of an rdn_mget(). */
+struct lane {
+    struct rdn_srv *s;
+    struct job **q;     /* its jobs */
+    size_t nq, next;    /* next job never asked */
+    struct job **retry; /* jobs to ask again (room for nq) */
     size_t nretry;
     struct flight *fl; /* [request number % depth] */
     uint32_t inflight;
+    uint64_t quiet_since; /* no answer since (while some are in flight) */
 };
 
-static uint32_t server_now(const struct rdn_conn *c)
+static uint32_t server_now(const struct rdn_srv *s)
 {
-    return c->geo.server_time + (uint32_t)((mono_ms() - c->geo_ms) / 1000);
+    return s->geo.server_time + (uint32_t)((mono_ms() - s->geo_ms) / 1000);
 }
 
 static void to_tcp(struct job *j, const char *why)
@@ -491,16 +899,16 @@ static void to_tcp(struct job *j, const char *why)
     j->res->why = why;
 }
 
-static void retry_or_tcp(struct batch *b, struct job *j, const char *why)
+static void retry_or_tcp(struct lane *l, struct job *j, const char *why)
 {
     if (++j->tries >= RDN_MAX_TRIES)
         to_tcp(j, why);
     else
-        b->retry[b->nretry++] = j;
+        l->retry[l->nretry++] = j;
 }
 
 /* A verified hit: copy the value out of the slot. */
-static void take_hit(struct rdn_conn *c, struct job *j,
+static void take_hit(struct rdn_srv *s, struct job *j,
                      const struct rdn_item *it)
 {
     struct rdn_result *r = j->res;
@@ -518,26 +926,37 @@ static void take_hit(struct rdn_conn *c, struct job *j,
     r->status = 0;
     r->src = RDN_SRC_NIC;
     j->done = true;
-    c->st.nic_hits++;
-    note_hit(c, j->key, j->nkey, j->kh.fp);
+    s->st.nic_hits++;
+    note_hit(s, j->wkey, j->nwkey, j->kh.fp);
+}
+
+/* The lane's server broke: what it has not answered goes to TCP. */
+static void lane_lost(struct lane *l, const char *why, int rc)
+{
+    nic_lost(l->s, why, rc);
+    for (size_t i = 0; i < l->nq; i++)
+        if (!l->q[i]->done)
+            to_tcp(l->q[i], l->s->why);
+    l->inflight = 0;
+    l->nretry = 0;
 }
 
 /* Judges the answer to request n and decides the job's fate. */
-static void handle_answer(struct batch *b, uint64_t n)
+static void handle_answer(struct lane *l, uint64_t n)
 {
-    struct rdn_conn *c = b->c;
-    struct flight *f = &b->fl[n & (c->nic.depth - 1)];
+    struct rdn_srv *s = l->s;
+    struct flight *f = &l->fl[n & (s->nic.depth - 1)];
     struct job *j = f->job;
-    struct rdn_geometry g = c->geo;
+    struct rdn_geometry g = s->geo;
     const struct rdn_item *it = NULL;
     enum ofl_verdict v;
 
     g.gen_word = f->gen_word; /* judged against what it was sent with */
-    v = ofl_client_judge(&c->nic, n, &g, j->key, j->nkey, server_now(c), &it);
-    b->inflight--;
+    v = ofl_client_judge(&s->nic, n, &g, j->wkey, j->nwkey, server_now(s), &it);
+    l->inflight--;
     switch (v) {
     case OFL_HIT:
-        take_hit(c, j, it);
+        take_hit(s, j, it);
         break;
     case OFL_MISS:
         if (f->flags & RDN_GEO_EXPANDING) {
@@ -546,26 +965,28 @@ static void handle_answer(struct batch *b, uint64_t n)
             j->res->status = -ENOENT;
             j->res->src = RDN_SRC_NIC;
             j->done = true;
-            c->st.nic_misses++;
+            s->st.nic_misses++;
         }
         break;
     case OFL_STALE:
-        if (c->geo.gen_word == f->gen_word) {
-            c->st.refreshes++;
-            if (refresh(c) < 0) {
-                nic_lost(c);
+        if (s->geo.gen_word == f->gen_word) {
+            s->st.refreshes++;
+            int rc = refresh(s);
+
+            if (rc < 0) {
                 to_tcp(j, "refresh failed");
+                lane_lost(l, "refresh failed", rc);
                 break;
             }
         }
-        retry_or_tcp(b, j, "table changed repeatedly");
+        retry_or_tcp(l, j, "table changed repeatedly");
         break;
     case OFL_TORN:
-        c->st.torn_retries++;
-        retry_or_tcp(b, j, "torn reads");
+        s->st.torn_retries++;
+        retry_or_tcp(l, j, "torn reads");
         break;
     case OFL_OTHER_KEY:
-        c->st.collisions++;
+        s->st.collisions++;
         to_tcp(j, "fingerprint collision");
         break;
     case OFL_EXPIRY_DOUBT:
@@ -575,12 +996,12 @@ static void handle_answer(struct batch *b, uint64_t n)
 }
 
 /* The next job to ask: retries first, then new keys. */
-static struct job *next_job(struct batch *b)
+static struct job *next_job(struct lane *l)
 {
-    if (b->nretry)
-        return b->retry[--b->nretry];
-    while (b->next < b->n) {
-        struct job *j = &b->jobs[b->next++];
+    if (l->nretry)
+        return l->retry[--l->nretry];
+    while (l->next < l->nq) {
+        struct job *j = l->q[l->next++];
 
         if (!j->done)
             return j;
@@ -589,125 +1010,396 @@ static struct job *next_job(struct batch *b)
 }
 
 /* Sends one job: 0, -EBUSY (send ring full: try later) or -errno. */
-static int send_job(struct batch *b, struct job *j)
+static int send_job(struct lane *l, struct job *j)
 {
-    struct rdn_conn *c = b->c;
+    struct rdn_srv *s = l->s;
     int64_t n;
 
-    rdn_keyhash(j->key, j->nkey, c->geo.hashpower, &j->kh);
-    n = ofl_client_send(&c->nic, &c->geo, &j->kh);
+    rdn_keyhash(j->wkey, j->nwkey, s->geo.hashpower, &j->kh);
+    n = ofl_client_send(&s->nic, &s->geo, &j->kh);
     if (n < 0) {
-        b->retry[b->nretry++] = j; /* not sent: still to do */
+        l->retry[l->nretry++] = j; /* not sent: still to do */
         return (int)n;
     }
-    b->fl[(uint64_t)n & (c->nic.depth - 1)] =
-        (struct flight){j, c->geo.gen_word, c->geo.flags};
-    b->inflight++;
+    l->fl[(uint64_t)n & (s->nic.depth - 1)] =
+        (struct flight){j, s->geo.gen_word, s->geo.flags};
+    if (l->inflight++ == 0)
+        l->quiet_since = mono_ms();
     return 0;
 }
 
 /* Sends what may be sent; true if something is left that could not be. */
-static bool send_some(struct batch *b)
+static bool send_some(struct lane *l)
 {
     struct job *j;
 
-    while (b->inflight < b->c->nic.depth && (j = next_job(b))) {
-        int rc = send_job(b, j);
+    while (l->inflight < l->s->nic.depth && (j = next_job(l))) {
+        int rc = send_job(l, j);
 
         if (rc == -EBUSY)
             return true;
         if (rc < 0) {
-            nic_lost(b->c);
-            return true;
+            lane_lost(l, "RDMA send failed", rc);
+            return false;
         }
     }
     return false;
 }
 
-/* Runs the jobs over the NIC until each is answered or given to TCP. */
-static void run_nic(struct batch *b)
+/* Takes the answers that are there; true if there were any. */
+static bool reap_lane(struct lane *l)
 {
-    struct rdn_conn *c = b->c;
-    uint64_t busy_since = 0;
+    bool any = false;
+    uint64_t n;
+    int rc;
 
-    while (c->nic_ok) {
-        bool busy = send_some(b);
-        uint64_t n;
-        int rc;
-
-        if (!c->nic_ok)
+    while (l->s->nic_ok && l->inflight &&
+           (rc = ofl_client_poll(&l->s->nic, &n)) != 0) {
+        if (rc < 0) {
+            lane_lost(l, "RDMA answer failed", rc);
             break;
-        if (b->inflight == 0) {
-            struct timespec nap = {0, 50 * 1000};
+        }
+        handle_answer(l, n);
+        any = true;
+    }
+    if (any)
+        l->quiet_since = mono_ms();
+    return any;
+}
 
-            if (!busy)
-                return; /* everything answered */
-            /* Only sends not yet acknowledged block us: briefly. */
-            busy_since = busy_since ? busy_since : mono_ms();
-            if (mono_ms() - busy_since > (uint64_t)c->opts.timeout_ms)
-                nic_lost(c);
-            nanosleep(&nap, NULL);
+/*
+ * Runs every lane on its server's NIC at once until each job is answered
+ * or given to TCP: sends fill every server's pipeline, answers are taken
+ * from whichever server has them. With nothing to take, it spins a while
+ * over all servers, then sleeps briefly on one of them (an RDMA client
+ * cannot sleep on several completion queues at once); a server with no
+ * answer for timeout_ms is given up (its keys go to TCP), the others go
+ * on.
+ */
+static void run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
+{
+    uint64_t blocked_since = 0;
+    unsigned idle = 0;
+    uint32_t turn = 0;
+
+    for (;;) {
+        bool busy = false, waiting = false, progress = false;
+
+        for (uint32_t i = 0; i < nl; i++) {
+            struct lane *l = &lanes[i];
+
+            if (!l->s->nic_ok)
+                continue;
+            busy |= send_some(l);
+            progress |= reap_lane(l);
+            if (!l->s->nic_ok)
+                continue;
+            busy |= l->nretry || l->next < l->nq;
+            if (l->inflight) {
+                waiting = true;
+                if (mono_ms() - l->quiet_since > (uint64_t)timeout_ms)
+                    lane_lost(l, "RDMA answers lost", -ETIMEDOUT);
+            }
+        }
+        if (!busy && !waiting)
+            return;
+        if (progress) {
+            idle = 0;
+            blocked_since = 0;
             continue;
         }
-        busy_since = 0;
-        rc = ofl_client_wait(&c->nic, c->opts.timeout_ms, &n);
-        if (rc <= 0) {
-            nic_lost(c); /* lost answers: the QP cannot be trusted */
+        if (++idle < RDN_SPIN_ROUNDS)
+            continue;
+        /* Sleep on one waiting server, a different one each time. */
+        for (uint32_t k = 0; k < nl; k++) {
+            struct lane *l = &lanes[(turn + k) % nl];
+            uint64_t n;
+            int rc;
+
+            if (!l->s->nic_ok || !l->inflight)
+                continue;
+            turn = (turn + k + 1) % nl;
+            rc = ofl_client_wait(&l->s->nic, RDN_WAIT_SLICE_MS, &n);
+            if (rc < 0) {
+                lane_lost(l, "RDMA answer failed", rc);
+            } else if (rc > 0) {
+                handle_answer(l, n);
+                l->quiet_since = mono_ms();
+            }
             break;
         }
-        handle_answer(b, n);
+        if (!waiting) {
+            /* Only sends not yet acknowledged block us: briefly. */
+            struct timespec nap = {0, 50 * 1000};
+
+            blocked_since = blocked_since ? blocked_since : mono_ms();
+            for (uint32_t i = 0; i < nl; i++) {
+                struct lane *l = &lanes[i];
+
+                if (mono_ms() - blocked_since > (uint64_t)timeout_ms &&
+                    l->s->nic_ok && (l->nretry || l->next < l->nq))
+                    lane_lost(l, "RDMA sends stuck", -ETIMEDOUT);
+            }
+            nanosleep(&nap, NULL);
+        } else {
+            blocked_since = 0;
+        }
+        idle = 0;
     }
-    /* The NIC path broke: whatever is left goes to TCP. */
-    for (size_t i = 0; i < b->n; i++)
-        if (!b->jobs[i].done)
-            to_tcp(&b->jobs[i], "RDMA connection failed");
+}
+
+/* The handle's namespace (prepended to every key on the wire). */
+static const char *name_space(const struct rdn_conn *c, size_t *len)
+{
+    memcached_return_t rc;
+    const char *ns =
+        memcached_callback_get(c->mc, MEMCACHED_CALLBACK_NAMESPACE, &rc);
+
+    *len = ns && rc == MEMCACHED_SUCCESS ? strlen(ns) : 0;
+    return *len ? ns : "";
+}
+
+/* Everything one rdn_mget() allocates. */
+struct mget {
+    struct job *jobs;
+    struct job **q, **retry; /* n each, cut into lanes */
+    struct lane *lanes;
+    struct flight *fl; /* sum of the depths, cut into lanes */
+    char *wkeys;       /* namespaced keys, when there is a namespace */
+};
+
+static void mget_free(struct mget *m)
+{
+    free(m->jobs);
+    free(m->q);
+    free(m->retry);
+    free(m->lanes);
+    free(m->fl);
+    free(m->wkeys);
+}
+
+/* Places the jobs on their servers (libmemcached's choice) and cuts the
+ * arrays into lanes. */
+static int mget_plan(struct rdn_conn *c, struct mget *m, size_t n,
+                     const char *const *keys, const size_t *keylens,
+                     struct rdn_result *out)
+{
+    size_t nsl, fl_total = 0, at = 0, wat = 0;
+    const char *ns = name_space(c, &nsl);
+    size_t *count = calloc(c->nsrv, sizeof(*count));
+
+    m->jobs = calloc(n ? n : 1, sizeof(*m->jobs));
+    m->q = calloc(n ? n : 1, sizeof(*m->q));
+    m->retry = calloc(n ? n : 1, sizeof(*m->retry));
+    m->lanes = calloc(c->nsrv, sizeof(*m->lanes));
+    for (uint32_t i = 0; i < c->nsrv; i++)
+        fl_total += c->srv[i]->nic.depth ? c->srv[i]->nic.depth : 1;
+    m->fl = calloc(fl_total, sizeof(*m->fl));
+    if (nsl)
+        for (size_t i = 0; i < n; i++)
+            wat += nsl + keylens[i];
+    m->wkeys = nsl ? malloc(wat ? wat : 1) : NULL;
+    if (!count || !m->jobs || !m->q || !m->retry || !m->lanes || !m->fl ||
+        (nsl && !m->wkeys)) {
+        free(count);
+        return -ENOMEM;
+    }
+    /* libmemcached's placement, after its own redistribution check (a
+     * server ejected or back after its retry timeout). */
+    memcached_autoeject(c->mc);
+    wat = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct job *j = &m->jobs[i];
+        uint32_t srv = memcached_generate_hash(c->mc, keys[i], keylens[i]);
+
+        *j = (struct job){.key = keys[i], .nkey = keylens[i], .res = &out[i]};
+        out[i].server = srv < c->nsrv ? srv : 0;
+        if (keylens[i] == 0 || nsl + keylens[i] > RDN_KEY_MAX ||
+            srv >= c->nsrv) {
+            out[i].status = -EINVAL;
+            j->done = true;
+            continue;
+        }
+        if (nsl) {
+            memcpy(m->wkeys + wat, ns, nsl);
+            memcpy(m->wkeys + wat + nsl, keys[i], keylens[i]);
+            j->wkey = m->wkeys + wat;
+            wat += nsl + keylens[i];
+        } else {
+            j->wkey = keys[i];
+        }
+        j->nwkey = nsl + keylens[i];
+        count[srv]++;
+    }
+    fl_total = 0;
+    for (uint32_t i = 0; i < c->nsrv; i++) {
+        struct lane *l = &m->lanes[i];
+
+        l->s = c->srv[i];
+        l->q = m->q + at;
+        l->retry = m->retry + at;
+        l->fl = m->fl + fl_total;
+        at += count[i];
+        fl_total += c->srv[i]->nic.depth ? c->srv[i]->nic.depth : 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!m->jobs[i].done) {
+            struct lane *l = &m->lanes[out[i].server];
+
+            l->q[l->nq++] = &m->jobs[i];
+        }
+    free(count);
+    return 0;
+}
+
+/* A key for TCP, ordered by name (tcp_many() finds a reply's jobs). */
+struct tcp_key {
+    struct job *job;
+    bool answered;
+};
+
+static int key_cmp(const char *a, size_t na, const char *b, size_t nb)
+{
+    int d = memcmp(a, b, na < nb ? na : nb);
+
+    return d ? d : (na > nb) - (na < nb);
+}
+
+static int tcp_key_cmp(const void *a, const void *b)
+{
+    const struct job *x = ((const struct tcp_key *)a)->job;
+    const struct job *y = ((const struct tcp_key *)b)->job;
+
+    return key_cmp(x->key, x->nkey, y->key, y->nkey);
+}
+
+/*
+ * The keys for TCP in one libmemcached multi-get (every server at once);
+ * returns how many it settled. A key it leaves (its server failed, or the
+ * multi-get could not be made) is asked alone, so its result says how it
+ * failed. The replies' keys are the application's (libmemcached strips
+ * the namespace).
+ */
+static size_t tcp_many(struct rdn_conn *c, struct tcp_key *tk, size_t k)
+{
+    const char **keys = malloc(k * sizeof(*keys));
+    size_t *lens = malloc(k * sizeof(*lens)), settled = 0;
+    memcached_return_t rc = MEMCACHED_FAILURE, frc;
+    memcached_result_st *res;
+
+    if (keys && lens) {
+        qsort(tk, k, sizeof(*tk), tcp_key_cmp);
+        for (size_t i = 0; i < k; i++) {
+            keys[i] = tk[i].job->key;
+            lens[i] = tk[i].job->nkey;
+        }
+        rc = memcached_mget(c->mc, keys, lens, k);
+    }
+    free(keys);
+    free(lens);
+    if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_SOME_ERRORS)
+        return 0;
+    while ((res = memcached_fetch_result(c->mc, NULL, &frc))) {
+        const char *rk = memcached_result_key_value(res);
+        size_t nrk = memcached_result_key_length(res), lo = 0, hi = k;
+
+        while (lo < hi) { /* the first job of that key */
+            size_t mid = lo + (hi - lo) / 2;
+
+            if (key_cmp(tk[mid].job->key, tk[mid].job->nkey, rk, nrk) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < k && !key_cmp(tk[lo].job->key, tk[lo].job->nkey, rk, nrk);
+             lo++)
+            if (!tk[lo].answered) {
+                take_result(tk[lo].job->res, res);
+                tk[lo].answered = true;
+                settled++;
+            }
+        memcached_result_free(res);
+    }
+    /* Everything asked and read: the keys with no reply are not there. */
+    if (rc == MEMCACHED_SUCCESS && frc == MEMCACHED_END)
+        for (size_t i = 0; i < k; i++)
+            if (!tk[i].answered) {
+                tk[i].job->res->status = -ENOENT;
+                tk[i].answered = true;
+                settled++;
+            }
+    return settled;
+}
+
+/* What the NIC did not answer, over TCP through the handle. */
+static void mget_tcp(struct rdn_conn *c, struct mget *m, size_t n)
+{
+    struct tcp_key *tk = calloc(n ? n : 1, sizeof(*tk));
+    size_t k = 0;
+
+    for (size_t i = 0; tk && i < n; i++)
+        if (m->jobs[i].tcp) {
+            m->jobs[i].res->src = RDN_SRC_TCP;
+            tk[k++].job = &m->jobs[i];
+        }
+    if (tk && k > 1 && !c->tcp_renew)
+        tcp_many(c, tk, k);
+    for (size_t i = 0; i < n; i++) {
+        struct job *j = &m->jobs[i];
+
+        if (j->tcp)
+            c->srv[j->res->server]->st.tcp_gets++;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (!tk[i].answered)
+            tcp_get(c, tk[i].job->key, tk[i].job->nkey, tk[i].job->res);
+    if (!tk) /* no room to sort them: one at a time */
+        for (size_t i = 0; i < n; i++)
+            if (m->jobs[i].tcp)
+                tcp_get(c, m->jobs[i].key, m->jobs[i].nkey, m->jobs[i].res);
+    free(tk);
 }
 
 int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
              const size_t *keylens, struct rdn_result *out)
 {
-    struct batch b = {.c = c, .n = n};
+    struct mget m = {0};
+    int rc;
 
     if (!c || (n && (!keys || !keylens || !out)))
         return -EINVAL;
     memset(out, 0, n * sizeof(*out));
-    /* First: a reconnection sets the depth that b.fl is sized for. */
-    nic_retry(c);
-    ctl_retry(c);
-    b.jobs = calloc(n ? n : 1, sizeof(*b.jobs));
-    b.retry = calloc(n ? n : 1, sizeof(*b.retry));
-    b.fl = calloc(c->nic.depth ? c->nic.depth : 1, sizeof(*b.fl));
-    if (!b.jobs || !b.retry || !b.fl) {
-        free(b.jobs);
-        free(b.retry);
-        free(b.fl);
-        return -ENOMEM;
+    rc = sync_servers(c);
+    if (rc < 0)
+        return rc;
+    if (c->nsrv == 0)
+        return -ENOTCONN; /* the application emptied the handle's list */
+    /* First: a reconnection sets the depth that the flights are sized for. */
+    for (uint32_t i = 0; i < c->nsrv; i++) {
+        nic_retry(c->srv[i]);
+        ctl_retry(c->srv[i]);
     }
-    for (size_t i = 0; i < n; i++) {
-        b.jobs[i] =
-            (struct job){.key = keys[i], .nkey = keylens[i], .res = &out[i]};
-        if (keylens[i] == 0 || keylens[i] > RDN_KEY_MAX) {
-            out[i].status = -EINVAL;
-            b.jobs[i].done = true;
-        }
+    rc = mget_plan(c, &m, n, keys, keylens, out);
+    if (rc < 0) {
+        mget_free(&m);
+        return rc;
     }
-    if (c->nic_ok)
-        run_nic(&b);
-    for (size_t i = 0; i < n; i++) {
-        struct job *j = &b.jobs[i];
+    for (uint32_t i = 0; i < c->nsrv; i++) {
+        struct lane *l = &m.lanes[i];
 
-        if (j->done && !j->tcp)
-            continue;
-        if (c->opts.no_fallback)
-            out[i].status = -EAGAIN;
-        else
-            tcp_get(c, j->key, j->nkey, &out[i]);
-        if (!out[i].why)
-            out[i].why = "RDMA connection failed";
+        if (!on_nic(l->s))
+            for (size_t k = 0; k < l->nq; k++)
+                to_tcp(l->q[k], l->s->why);
     }
-    free(b.jobs);
-    free(b.retry);
-    free(b.fl);
+    run_nic(m.lanes, c->nsrv, c->opts.timeout_ms);
+    if (c->opts.no_fallback) {
+        for (size_t i = 0; i < n; i++)
+            if (m.jobs[i].tcp)
+                out[i].status = -EAGAIN;
+    } else {
+        mget_tcp(c, &m, n);
+    }
+    mget_free(&m);
     return 0;
 }
 
@@ -746,10 +1438,45 @@ const char *rdn_last_reason(const struct rdn_conn *c)
 
 void rdn_client_stats(const struct rdn_conn *c, struct rdn_client_stats *out)
 {
-    *out = c->st;
+    memset(out, 0, sizeof(*out));
+    for (uint32_t i = 0; i < c->nsrv; i++) {
+        const struct rdn_client_stats *s = &c->srv[i]->st;
+
+        out->nic_hits += s->nic_hits;
+        out->nic_misses += s->nic_misses;
+        out->tcp_gets += s->tcp_gets;
+        out->torn_retries += s->torn_retries;
+        out->refreshes += s->refreshes;
+        out->collisions += s->collisions;
+        out->reconnects += s->reconnects;
+        out->resumes += s->resumes;
+    }
 }
 
 uint32_t rdn_client_id(const struct rdn_conn *c)
 {
-    return c->id;
+    return c->nsrv ? c->srv[0]->id : 0;
+}
+
+uint32_t rdn_server_count(const struct rdn_conn *c)
+{
+    return c->nsrv;
+}
+
+int rdn_server_info(const struct rdn_conn *c, uint32_t i,
+                    struct rdn_server_info *out)
+{
+    const struct rdn_srv *s;
+
+    if (i >= c->nsrv)
+        return -ERANGE;
+    s = c->srv[i];
+    *out = (struct rdn_server_info){.host = s->host,
+                                    .tcp_port = s->tcp_port,
+                                    .rdn_port = s->rdn_port,
+                                    .nic = on_nic(s),
+                                    .why = on_nic(s) ? "" : s->why,
+                                    .client_id = s->id,
+                                    .st = s->st};
+    return 0;
 }

@@ -2,18 +2,30 @@
 /*
  * rdn/librdn/client.h - librdn: GETs that complete on the server's NIC.
  *
- * rdn_connect() does the handshake with a memcached started with
- * --rdn-port (docs/wire.md); rdn_get() then SENDs one small request over
- * RDMA and the server's NIC answers it with no server CPU (docs/design.md,
- * "The offloaded GET"). Every answer is verified here before it is
- * returned: the generation of the server's table, both stamps of the
- * item, its lengths, the full key and its expiry time. What the NIC
- * cannot answer with certainty (a table
- * being resized or flushed, a fingerprint collision, an item expiring
- * right now, a read torn by a concurrent update that retries did not
- * resolve, a broken RDMA connection) is asked over TCP through
- * libmemcached, so a wrong value is never returned. A broken RDMA path is
- * rebuilt (a new handshake) at most once a second, on the next GET.
+ * A connection reads from a list of memcached servers, as libmemcached
+ * sees it: rdn_connect_memc() takes an application's libmemcached handle,
+ * rdn_connect_config() a libmemcached configuration string, rdn_connect()
+ * one server. The server that owns a key is the one libmemcached picks
+ * (its distribution, hashing, weights, and its failure handling: auto
+ * eject, retry and dead timeouts); librdn asks libmemcached and never
+ * places keys itself. Each server's RDMA port is found in its "stats rdn"
+ * (rdn_port); a server started without --rdn-port, or whose port does not
+ * answer, is read over TCP through the same libmemcached handle, and the
+ * result says so and why. Every other command (SET, DELETE, ...) goes
+ * through that handle as well (rdn_memc()).
+ *
+ * With a server's handshake done (docs/wire.md), rdn_get() SENDs one small
+ * request over RDMA and the server's NIC answers it with no server CPU
+ * (docs/design.md, "The offloaded GET"). Every answer is verified here
+ * before it is returned: the generation of the server's table, both
+ * stamps of the item, its lengths, the full key and its expiry time. What
+ * the NIC cannot answer with certainty (a table being resized or flushed, a
+ * fingerprint collision, an item expiring right now, a read torn by a
+ * concurrent update that retries did not resolve, a broken RDMA connection) is
+ * asked over TCP through libmemcached, so a wrong value is never returned. A
+ * broken RDMA path is rebuilt (a new handshake) on a GET a second later, then
+ * at doubling intervals up to 10 s while that fails; only that server's keys go
+ * over TCP meanwhile.
  *
  * Return values: 0 found, -ENOENT not found, another negative errno on
  * failure. Values are malloc'ed, NUL-terminated (not counted in len) and
@@ -37,13 +49,51 @@ struct rdn_opts {
                            -EAGAIN (tests of the NIC path) */
     int search_seq;     /* ask the server's chain to search the buckets one
                            after the other (RedN-Seq; experiments only) */
+    int while_down;     /* a server whose process is gone, enum rdn_down */
 };
 
 /*
- * Connects to the memcached on host: the handshake on rdn_port (its
- * --rdn-port) opens a NIC device (opts->device), a QP and response slots,
- * and the TCP fallback is set up for tcp_port. opts may be NULL (the
- * defaults above).
+ * When a server's process dies, its NIC still holds its table and its
+ * chains, and would go on answering (RedN's availability across a crash)
+ * until the restarted server re-attaches them. librdn sees the death (the
+ * handshake connection closed, a RESUME refused) within a second.
+ */
+enum rdn_down {
+    RDN_DOWN_DEFAULT, /* RDN_DOWN_TCP over a server list, RDN_DOWN_NIC for
+                         rdn_connect() */
+    RDN_DOWN_TCP,     /* its keys go to libmemcached, which fails them or
+                         places them on other servers as its settings say
+                         (auto eject, retry and dead timeouts) */
+    RDN_DOWN_NIC,     /* its NIC goes on answering */
+};
+
+struct memcached_st;
+
+/*
+ * A connection over the servers of mc, which stays the caller's: it must
+ * outlive the connection, and the caller and librdn use it in one thread
+ * at a time. Servers added to mc later are taken up by the next GET.
+ * Each server's NIC path is set up here (its stats, then the handshake);
+ * a server that cannot be read on its NIC is read over TCP and tried
+ * again later. opts may be NULL. Returns 0, -EINVAL (no servers, a bad
+ * option), -ENOMEM.
+ */
+int rdn_connect_memc(struct memcached_st *mc, const struct rdn_opts *opts,
+                     struct rdn_conn **out);
+/*
+ * The same over a libmemcached handle made from config, the grammar of
+ * libmemcached's memcached() ("--SERVER=10.0.0.1:11211 --SERVER=...
+ * --DISTRIBUTION=consistent"); the connection owns that handle. Returns
+ * -EINVAL for a string libmemcached refuses (err, if not NULL, receives
+ * libmemcached's message, up to errlen bytes with the NUL).
+ */
+int rdn_connect_config(const char *config, const struct rdn_opts *opts,
+                       struct rdn_conn **out, char *err, size_t errlen);
+/*
+ * One server, its RDMA port given: connects to the memcached on host. The
+ * handshake on rdn_port (its --rdn-port) opens a NIC device
+ * (opts->device), a QP and response slots, and the TCP fallback is set up
+ * for tcp_port. opts may be NULL (the defaults above).
  *
  * Returns 0 with *out set, or a negative errno: -EINVAL (bad host or
  * ports), -ENOMEM, -EHOSTUNREACH (host not resolved), connect()'s error
@@ -59,19 +109,27 @@ int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
                      const struct rdn_opts *opts, struct rdn_conn **out);
 
 /*
- * Sends pending LRU reports and tears the connection down (the server
- * frees the client's chain when the handshake connection closes). NULL is
- * a no-op.
+ * Sends pending LRU reports and tears the connection down (each server
+ * frees the client's chain when its handshake connection closes), and the
+ * libmemcached handle too if the connection made it. NULL is a no-op.
  */
 void rdn_close(struct rdn_conn *c);
 
+/* The libmemcached handle of the connection, for every other command.
+ * rdn_connect()'s own handle is replaced after a failure of its server (so
+ * that the TCP path needs no retry timeout to see it back): ask for it
+ * again rather than keeping it. */
+struct memcached_st *rdn_memc(const struct rdn_conn *c);
+
 /*
- * Gets one key (1..250 bytes) through the server's NIC, or over TCP when
- * the NIC's answer is not certain (see above). On 0, *value is the
- * caller's (free()), and *len, *flags and *cas (each may be NULL) are set.
- * Returns 0, -ENOENT (not found), -EINVAL (bad key or arguments), -EAGAIN
- * (opts.no_fallback and the NIC could not answer for sure), -EIO (the TCP
- * fallback failed too), -ENOMEM.
+ * Gets one key (1..250 bytes, with the handle's namespace) through its
+ * server's NIC, or over TCP when the NIC's answer is not certain (see
+ * above). On 0, *value is the caller's (free()), and *len, *flags and
+ * *cas (each may be NULL) are set. Returns 0, -ENOENT (not found),
+ * -EINVAL (bad key or arguments), -EAGAIN (opts.no_fallback and the NIC
+ * could not answer for sure), -EIO (the TCP fallback failed too: with
+ * libmemcached's settings, a server that is down), -ENOMEM, -ENOTCONN
+ * (the handle has no servers).
  */
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,
             size_t *len, uint32_t *flags, uint64_t *cas);
@@ -88,21 +146,27 @@ struct rdn_result {
     uint32_t flags;
     uint64_t cas;
     enum rdn_source src;
-    const char *why; /* TCP: the reason (static string) */
+    const char *why; /* TCP: the reason (valid until the connection's next
+                        call) */
+    uint32_t server; /* the server libmemcached placed the key on (its
+                        position in the handle's list) */
 };
 
 /*
- * Gets n keys, up to depth of them in flight on the NIC at once; out[i]
- * receives key i's result, with rdn_get()'s statuses (free out[i].value).
- * Returns 0, or -EINVAL / -ENOMEM when nothing could be asked at all.
+ * Gets n keys, up to depth of them in flight on each server's NIC, on all
+ * their servers at once; what the NICs did not answer goes to libmemcached
+ * in one multi-get. out[i] receives key i's result, with rdn_get()'s
+ * statuses (free out[i].value). Returns 0, or -EINVAL / -ENOMEM /
+ * -ENOTCONN (the handle has no servers) when nothing could be asked at
+ * all.
  */
 int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
              const size_t *keylens, struct rdn_result *out);
 
 /*
  * Return what answered the last rdn_get() on c, and why TCP did when it
- * did (a static string; "" after a NIC answer). rdn_mget() reports both
- * per key instead (struct rdn_result).
+ * did ("" after a NIC answer; valid until the connection's next call).
+ * rdn_mget() reports both per key instead (struct rdn_result).
  */
 enum rdn_source rdn_last_source(const struct rdn_conn *c);
 const char *rdn_last_reason(const struct rdn_conn *c);
@@ -118,10 +182,28 @@ struct rdn_client_stats {
     uint64_t resumes;      /* handshake connections taken up again */
 };
 
-/* Copies the connection's counters (since rdn_connect) into *out. */
+/* Copies the connection's counters (since it was made, every server's
+ * added up) into *out; rdn_server_info() has each server's. */
 void rdn_client_stats(const struct rdn_conn *c, struct rdn_client_stats *out);
 
-/* Returns the server's id for this client ("stats rdn" lists it). */
+/* Returns the first server's id for this client ("stats rdn" lists it). */
 uint32_t rdn_client_id(const struct rdn_conn *c);
+
+/* One server of the connection as librdn sees it. */
+struct rdn_server_info {
+    const char *host; /* valid until the next rdn_mget() or rdn_close() */
+    int tcp_port;
+    int rdn_port;    /* from its stats; 0: none (or not known yet) */
+    int nic;         /* its NIC path works now */
+    const char *why; /* !nic: why its keys go over TCP */
+    uint32_t client_id;
+    struct rdn_client_stats st;
+};
+
+/* How many servers the connection knows (as of the last rdn_mget()). */
+uint32_t rdn_server_count(const struct rdn_conn *c);
+/* Server i's state: 0, or -ERANGE. */
+int rdn_server_info(const struct rdn_conn *c, uint32_t i,
+                    struct rdn_server_info *out);
 
 #endif /* RDN_LIBRDN_CLIENT_H */

@@ -188,6 +188,16 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+int ofl_client_poll(struct ofl_client *c, uint64_t *req)
+{
+    int rc;
+
+    if (!c || !req)
+        return -EINVAL;
+    rc = take_answer(c, req);
+    return rc == 0 ? reap_sends(c) : rc;
+}
+
 int ofl_client_wait(struct ofl_client *c, int timeout_ms, uint64_t *req)
 {
     uint64_t spin_end = now_ns() + OFL_SPIN_NS;
@@ -195,10 +205,8 @@ int ofl_client_wait(struct ofl_client *c, int timeout_ms, uint64_t *req)
     if (!c || !req)
         return -EINVAL;
     for (unsigned spin = 0;; spin++) {
-        int rc = take_answer(c, req);
+        int rc = ofl_client_poll(c, req);
 
-        if (rc == 0)
-            rc = reap_sends(c);
         if (rc != 0)
             return rc;
         /* An answer takes microseconds: spin a while before sleeping. */

@@ -69,6 +69,9 @@ int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,
  * failed; -EPROTO: an answer that is not the next one).
  */
 int ofl_client_wait(struct ofl_client *c, int timeout_ms, uint64_t *req);
+/* The next answer if one is there, without waiting: as ofl_client_wait()
+ * with 0 for "none yet". */
+int ofl_client_poll(struct ofl_client *c, uint64_t *req);
 
 enum ofl_verdict {
     OFL_HIT,          /* the key's item, verified */

@@ -5,6 +5,13 @@
  *   rdn-cli [-s host] [-p rdn_port] [-t tcp_port] [-d device] [-v] get KEY...
  *   rdn-cli [-s host] [-t tcp_port] set KEY VALUE [FLAGS [EXPTIME]]
  *   rdn-cli [-s host] [-t tcp_port] stats
+ *   rdn-cli --servers CONFIG [-d device] [-v] get|set|stats ...
+ *
+ * --servers names a server list in the grammar of libmemcached's
+ * memcached() ("--SERVER=a:11211 --SERVER=b:11211 --DISTRIBUTION=
+ * consistent"): keys are placed by libmemcached, each server's RDMA port
+ * comes from its stats, and stats prints every server's, each after a
+ * "server HOST:PORT" line.
  *
  * get prints each value followed by a newline, as memccat does; a key that
  * is not found is reported on stderr. Exit status: 0 when every key was
@@ -30,6 +37,7 @@
 #define EXIT_ERROR 2
 
 struct cli {
+    const char *servers; /* a libmemcached configuration string, or NULL */
     const char *host;
     int rdn_port, tcp_port;
     const char *device;
@@ -45,6 +53,8 @@ static void usage(FILE *f)
                "  -p PORT    the server's --rdn-port (default 11212)\n"
                "  -t PORT    the server's TCP port (default 11211)\n"
                "  -d DEVICE  RDMA device (default $RDN_DEVICE, else softnic)\n"
+               "  --servers CONFIG  a server list instead (libmemcached's\n"
+               "             configuration string: --SERVER=h:p ...)\n"
                "  -v         say on stderr who answered each GET (nic/tcp)\n");
 }
 
@@ -58,7 +68,16 @@ static int cmd_get(const struct cli *o, int n, char **keys)
 
     if (!res || !lens)
         return EXIT_ERROR;
-    rc = rdn_connect_opts(o->host, o->rdn_port, o->tcp_port, &ro, &c);
+    char err[256] = "";
+
+    if (o->servers)
+        rc = rdn_connect_config(o->servers, &ro, &c, err, sizeof(err));
+    else
+        rc = rdn_connect_opts(o->host, o->rdn_port, o->tcp_port, &ro, &c);
+    if (rc < 0 && o->servers) {
+        fprintf(stderr, "rdn-cli: --servers: %s\n", err);
+        return EXIT_ERROR;
+    }
     if (rc < 0) {
         fprintf(stderr, "rdn-cli: cannot connect to %s:%d: %s\n", o->host,
                 o->rdn_port, strerror(-rc));
@@ -68,11 +87,14 @@ static int cmd_get(const struct cli *o, int n, char **keys)
         lens[i] = strlen(keys[i]);
     rc = rdn_mget(c, (size_t)n, (const char *const *)keys, lens, res);
     for (int i = 0; i < n && rc == 0; i++) {
-        if (o->verbose)
-            fprintf(stderr, "%s: %s%s%s\n", keys[i],
+        struct rdn_server_info si;
+
+        if (o->verbose && rdn_server_info(c, res[i].server, &si) == 0)
+            fprintf(stderr, "%s: %s%s%s (%s:%d)\n", keys[i],
                     res[i].src == RDN_SRC_NIC ? "nic" : "tcp",
                     res[i].src == RDN_SRC_TCP ? ", " : "",
-                    res[i].src == RDN_SRC_TCP ? res[i].why : "");
+                    res[i].src == RDN_SRC_TCP ? res[i].why : "", si.host,
+                    si.tcp_port);
         if (res[i].status == 0) {
             fwrite(res[i].value, 1, res[i].len, stdout);
             putchar('\n');
@@ -98,15 +120,38 @@ static int cmd_get(const struct cli *o, int n, char **keys)
     return status;
 }
 
+/* The libmemcached handle of -s/-t or --servers; NULL said on stderr. */
+static memcached_st *handle(const struct cli *o)
+{
+    memcached_st *mc;
+    char err[256];
+
+    if (o->servers) {
+        if (libmemcached_check_configuration(o->servers, strlen(o->servers),
+                                             err, sizeof(err)) !=
+            MEMCACHED_SUCCESS) {
+            fprintf(stderr, "rdn-cli: --servers: %s\n", err);
+            return NULL;
+        }
+        return memcached(o->servers, strlen(o->servers));
+    }
+    mc = memcached_create(NULL);
+    if (mc && memcached_server_add(mc, o->host, (in_port_t)o->tcp_port) !=
+                  MEMCACHED_SUCCESS) {
+        memcached_free(mc);
+        mc = NULL;
+    }
+    return mc;
+}
+
 static int cmd_set(const struct cli *o, int argc, char **argv)
 {
-    memcached_st *mc = memcached_create(NULL);
+    memcached_st *mc = handle(o);
     uint32_t flags = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 0;
     time_t exptime = argc > 3 ? (time_t)strtol(argv[3], NULL, 10) : 0;
     memcached_return_t rc;
 
-    if (!mc || memcached_server_add(mc, o->host, (in_port_t)o->tcp_port) !=
-                   MEMCACHED_SUCCESS)
+    if (!mc)
         return EXIT_ERROR;
     rc = memcached_set(mc, argv[0], strlen(argv[0]), argv[1], strlen(argv[1]),
                        exptime, flags);
@@ -135,23 +180,23 @@ static int stats_dump(FILE *f, const char *cmd)
     return -EIO;
 }
 
-static int cmd_stats(const struct cli *o)
+/* "stats" and "stats rdn" of one server. */
+static int stats_of(const char *host, int tcp_port)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
     char port[16];
     FILE *f;
     int fd, rc;
 
-    snprintf(port, sizeof(port), "%d", o->tcp_port);
-    if (getaddrinfo(o->host, port, &hints, &ai) != 0)
+    snprintf(port, sizeof(port), "%d", tcp_port);
+    if (getaddrinfo(host, port, &hints, &ai) != 0)
         return EXIT_ERROR;
     fd = socket(ai->ai_family, ai->ai_socktype, 0);
     rc = fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : -1;
     freeaddrinfo(ai);
     f = rc == 0 ? fdopen(fd, "r+") : NULL;
     if (!f) {
-        fprintf(stderr, "rdn-cli: cannot connect to %s:%d\n", o->host,
-                o->tcp_port);
+        fprintf(stderr, "rdn-cli: cannot connect to %s:%d\n", host, tcp_port);
         if (fd >= 0)
             close(fd);
         return EXIT_ERROR;
@@ -161,6 +206,31 @@ static int cmd_stats(const struct cli *o)
         rc = stats_dump(f, "stats rdn");
     fclose(f);
     return rc == 0 ? EXIT_SUCCESS : EXIT_ERROR;
+}
+
+static int cmd_stats(const struct cli *o)
+{
+    memcached_st *mc;
+    int status = EXIT_SUCCESS;
+
+    if (!o->servers)
+        return stats_of(o->host, o->tcp_port);
+    mc = handle(o);
+    if (!mc)
+        return EXIT_ERROR;
+    for (uint32_t i = 0; i < memcached_server_count(mc); i++) {
+        const memcached_instance_st *in =
+            memcached_server_instance_by_position(mc, i);
+
+        printf("server %s:%u\n", memcached_server_name(in),
+               (unsigned)memcached_server_port(in));
+        fflush(stdout);
+        if (stats_of(memcached_server_name(in),
+                     (int)memcached_server_port(in)) != EXIT_SUCCESS)
+            status = EXIT_ERROR;
+    }
+    memcached_free(mc);
+    return status;
 }
 
 static int port_arg(const char *s)
@@ -177,11 +247,19 @@ static int port_arg(const char *s)
 
 int main(int argc, char **argv)
 {
+    static const struct option lo[] = {
+        {"servers", required_argument, NULL, 'L'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     struct cli o = {.host = "127.0.0.1", .rdn_port = 11212, .tcp_port = 11211};
     int ch;
 
-    while ((ch = getopt(argc, argv, "+s:p:t:d:vh")) != -1) {
+    while ((ch = getopt_long(argc, argv, "+s:p:t:d:vh", lo, NULL)) != -1) {
         switch (ch) {
+        case 'L':
+            o.servers = optarg;
+            break;
         case 's':
             o.host = optarg;
             break;

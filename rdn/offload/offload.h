@@ -85,7 +85,7 @@ void rdn_offload_cfg_init(struct rdn_offload_cfg *cfg);
  *
  * Returns 0 with *out set, or -EINVAL (a bad configuration or callback
  * table), -ENOMEM, or the NIC's error (rnic_open(), chain_*; the reason
- * is printed on stderr). The caller owns the offload and closes it with
+ * is printed on stderr and in ofl_errmsg()). The caller owns the offload and closes it with
  * rdn_offload_close().
  */
 int rdn_offload_open(const struct rdn_offload_cfg *cfg,

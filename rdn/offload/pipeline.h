@@ -102,9 +102,9 @@ struct ofl_pipe {
  * posted, nothing runs yet. Built in place: the queues point into *p,
  * which must not move until ofl_pipe_close(). Returns 0, -EINVAL (a bad
  * cfg), -EPROTO (the lap does not fit its fixed unit sizes: a build bug),
- * or the chain_* error (message in chain_errmsg()); nothing is left open
- * on failure. cfg's objects (table MR, generation word, done CQ, master
- * queue) stay the caller's and must outlive the pipeline.
+ * or the chain_* error; ofl_errmsg() says which step failed and why.
+ * Nothing is left open on failure. cfg's objects (table MR, generation word,
+ * done CQ, master queue) stay the caller's and must outlive the pipeline.
  */
 int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                   struct ofl_pipe *p);
