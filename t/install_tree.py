@@ -24,9 +24,10 @@ import offload_env  # noqa: E402
 
 TOP = mctest.TOP_BUILDDIR
 SRC = os.environ.get("top_srcdir", os.path.join(TOP))
-API = ["rdn_client_id", "rdn_client_stats", "rdn_close", "rdn_connect",
-       "rdn_connect_opts", "rdn_get", "rdn_last_reason", "rdn_last_source",
-       "rdn_mget"]
+API = sorted(["rdn_client_id", "rdn_client_stats", "rdn_close", "rdn_connect",
+              "rdn_connect_config", "rdn_connect_memc", "rdn_connect_opts",
+              "rdn_get", "rdn_last_reason", "rdn_last_source", "rdn_memc",
+              "rdn_mget", "rdn_server_count", "rdn_server_info"])
 EXPECTED = {
     "bindir": ["redn-memcached", "rdn-cli", "rdn-bench", "rdn-trace"],
     "sbindir": ["rdn-nicd"],
