@@ -159,20 +159,43 @@ int kv_data_store(const struct kv_data *d)
     return rc;
 }
 
+int kv_data_fetch(const struct kv_data *d, const struct kv_sys *sys, void *h,
+                  unsigned m, struct kv_val *v)
+{
+    const char *key = d->keys.name[d->keys.measured[m]];
+    int rc;
+
+    memset(v, 0, sizeof(*v));
+    rc = sys->get(h, m, key, strlen(key), v);
+    if (rc == 0 && !v->owned) {
+        char *copy = malloc(v->len + 1);
+
+        if (!copy)
+            return -ENOMEM;
+        memcpy(copy, v->p, v->len);
+        v->p = v->owned = copy;
+    }
+    return rc;
+}
+
+int kv_data_check(const struct kv_data *d, unsigned m, int rc, struct kv_val *v)
+{
+    if (rc == 0 && !value_ok(d, d->keys.measured[m], v))
+        rc = -EBADMSG;
+    free(v->owned);
+    v->owned = NULL;
+    return rc;
+}
+
 int kv_data_get(const struct kv_data *d, const struct kv_sys *sys, void *h,
                 unsigned m, bool *nic)
 {
-    unsigned i = d->keys.measured[m];
-    const char *key = d->keys.name[i];
-    struct kv_val v = {0};
-    int rc = sys->get(h, m, key, strlen(key), &v);
+    struct kv_val v;
+    int rc = kv_data_fetch(d, sys, h, m, &v);
 
-    if (rc == 0 && !value_ok(d, i, &v))
-        rc = -EBADMSG;
     if (nic)
         *nic = v.nic;
-    free(v.owned);
-    return rc;
+    return kv_data_check(d, m, rc, &v);
 }
 
 static void pin(int cpu)
@@ -288,10 +311,21 @@ static void *client_main(void *arg)
         one_step(k, h, n);
     k->t0 = bench_now_ns();
     for (unsigned n = 0; n < o->iters; n++) {
+        unsigned m = (n + k->id) % nk;
+        struct kv_val v;
         uint64_t t = bench_now_ns();
+        int rc;
 
-        one_step(k, h, n);
+        if (o->batch > 1) {
+            one_step(k, h, n);
+            bench_samples_add(&k->s, bench_now_ns() - t);
+            continue;
+        }
+        rc = kv_data_fetch(&r->d, r->sys, h, m, &v);
+        /* the check and the free are outside the time */
         bench_samples_add(&k->s, bench_now_ns() - t);
+        if (kv_data_check(&r->d, m, rc, &v) != 0)
+            k->errors++;
     }
     k->t1 = bench_now_ns();
     r->sys->close(h);

@@ -106,6 +106,19 @@ int kv_data_store(const struct kv_data *d);
  */
 int kv_data_get(const struct kv_data *d, const struct kv_sys *sys, void *h,
                 unsigned m, bool *nic);
+/*
+ * kv_data_get() in two halves, so that a measurement times the same work
+ * for every system: kv_data_fetch() is the GET up to the application
+ * owning a copy of the value (systems that answer with a pointer into
+ * their own buffers get that copy made here, as librdn and libmemcached
+ * make theirs); kv_data_check() checks it and frees v. fetch returns 0,
+ * -ENOENT or another negative errno; check returns fetch's rc, or
+ * -EBADMSG for a wrong value.
+ */
+int kv_data_fetch(const struct kv_data *d, const struct kv_sys *sys, void *h,
+                  unsigned m, struct kv_val *v);
+int kv_data_check(const struct kv_data *d, unsigned m, int rc,
+                  struct kv_val *v);
 
 /* Runs the experiment the options describe on sys; emits one row. */
 int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "memcached/bl_glue.h"
+#include "memcached/rdn_glue.h"
 #include "memcached/items.h"
 #include "rdn/baseline/baseline_srv.h"
 
@@ -59,7 +60,7 @@ int bl_glue_init(struct rnic_device *dev)
 
     if (!bl.port)
         return 0;
-    return bl_srv_open(dev, "127.0.0.1", bl.port, &ops, &bl.srv);
+    return bl_srv_open(dev, rdn_glue_listen_addr(), bl.port, &ops, &bl.srv);
 }
 
 void bl_glue_expose(void *addr, size_t len)

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "memcached/conn.h"
+#include "memcached/proto_bin.h"
+#include "memcached/proto_bin_wire.h"
 #include "memcached/proto_text.h"
 #include "memcached/settings.h"
 #include "memcached/stats.h"
@@ -64,6 +66,7 @@ static const char *const state_names[] = {
 };
 
 static void conn_event_cb(evutil_socket_t fd, short which, void *arg);
+static void conn_close(struct conn *c);
 
 /* ---- the per-fd table ---- */
 
@@ -592,6 +595,9 @@ static void conn_close(struct conn *c)
     if (c->ev_added)
         event_del(&c->ev);
     c->ev_added = false;
+    if (c->idle_added)
+        event_del(&c->idle_ev);
+    c->idle_added = false;
     out_reset(c);
     if (c->pend.it) {
         item_release(c->pend.it);
@@ -621,7 +627,7 @@ void conn_close_after_write(struct conn *c)
 void conn_read_data(struct conn *c)
 {
     c->nread_ptr = item_value(c->pend.it);
-    c->nread_left = c->pend.it->nic.nbytes + 2;
+    c->nread_left = c->pend.it->nic.nbytes + (c->pend.binary ? 0 : 2);
     set_state(c, CONN_NREAD);
 }
 
@@ -735,9 +741,45 @@ static bool long_line_allowed(const char *p, size_t n)
            (n - i >= 5 && memcmp(p + i, "gets ", 5) == 0);
 }
 
-/* Runs one complete command line, if one is buffered. */
+/* Runs one binary request, if one is buffered. */
+static enum progress next_bin_command(struct conn *c)
+{
+    size_t used = 0;
+
+    c->noreply = false;
+    set_state(c, CONN_PARSE_CMD);
+    switch (
+        proto_bin_process(c, c->rbuf + c->rstart, c->rend - c->rstart, &used)) {
+    case BIN_NEED_MORE:
+        set_state(c, CONN_WAITING);
+        return NEED_INPUT;
+    case BIN_CLOSE:
+        set_state(c, CONN_CLOSING);
+        return NEED_INPUT;
+    case BIN_DONE:
+        break;
+    }
+    c->rstart += used;
+    store_relaxed(&c->last_cmd_time, items_now());
+    if (c->state == CONN_PARSE_CMD)
+        set_state(c, CONN_NEW_CMD);
+    return YIELD; /* one command done; the caller counts */
+}
+
+/* Runs one complete command line or binary request, if one is buffered.
+ * The first byte of a negotiating connection decides its protocol. */
 static enum progress next_command(struct conn *c)
 {
+    if (c->proto == MC_PROTO_NEGOTIATE) {
+        bool bin = (unsigned char)c->rbuf[c->rstart] == BIN_REQ_MAGIC;
+        c->proto = bin ? MC_PROTO_BINARY : MC_PROTO_ASCII;
+        if (SETTING_GET(verbose) > 1 && c->transport != TRANSPORT_UDP)
+            fprintf(stderr, "%d: Client using the %s protocol\n", c->fd,
+                    bin ? "binary" : "ascii");
+    }
+    if (c->proto == MC_PROTO_BINARY)
+        return next_bin_command(c);
+
     char *start = c->rbuf + c->rstart;
     size_t avail = c->rend - c->rstart;
     char *nl = memchr(start, '\n', avail);
@@ -778,7 +820,13 @@ static bool consume_block(struct conn *c)
         if (c->nread_left > 0)
             return false;
         set_state(c, CONN_NEW_CMD);
-        proto_nread_done(c);
+        /* Cleared first: the ASCII protocols never set it. */
+        bool binary = c->pend.binary;
+        c->pend.binary = false;
+        if (binary)
+            proto_bin_nread_done(c);
+        else
+            proto_nread_done(c);
         return true;
     }
     size_t n = avail < c->swallow_left ? avail : c->swallow_left;
@@ -885,6 +933,44 @@ static void conn_event_cb(evutil_socket_t fd, short which, void *arg)
     conn_drive(c, true);
 }
 
+/* Looks at c again in secs seconds (its worker's timer). */
+static void idle_arm(struct conn *c, uint32_t secs)
+{
+    struct timeval tv = {.tv_sec = secs, .tv_usec = 0};
+
+    c->idle_added = evtimer_add(&c->idle_ev, &tv) == 0;
+}
+
+/*
+ * -o idle_timeout: a connection whose last command is more than
+ * idle_timeout seconds old, and which waits for a command (not for the
+ * rest of a data block), is closed and counted in idle_kicks, as memcached
+ * does; otherwise the timer is set for when that could first be true.
+ */
+static void idle_cb(evutil_socket_t fd, short which, void *arg)
+{
+    struct conn *c = arg;
+    uint32_t limit = (uint32_t)settings.idle_timeout;
+    uint32_t idle = items_now() - c->last_cmd_time;
+
+    (void)fd;
+    (void)which;
+    c->idle_added = false;
+    if (idle <= limit) {
+        idle_arm(c, limit - idle + 1);
+        return;
+    }
+    if ((c->state != CONN_NEW_CMD && c->state != CONN_WAITING) ||
+        c->ev_flags != EV_READ) {
+        idle_arm(c, 1); /* mid data block, or replies still going out */
+        return;
+    }
+    if (SETTING_GET(verbose) > 1)
+        fprintf(stderr, "Closing idle fd %d\n", c->fd);
+    stats_inc(TC_IDLE_KICKS);
+    conn_close(c);
+}
+
 /*
  * A zeroed conn struct for fd: a fresh one for UDP (every worker has its
  * own on the shared socket), else fd's table entry, which the worker that
@@ -918,6 +1004,7 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
         c->fd = fd;
         c->transport = transport;
         c->w = w;
+        c->proto = settings.protocol;
         c->last_cmd_time = items_now();
         c->peerlen = sizeof(c->peer);
         c->locallen = sizeof(c->local);
@@ -937,10 +1024,19 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
         pthread_mutex_unlock(&conns_lock);
         return NULL;
     }
+    if (transport != TRANSPORT_UDP && settings.idle_timeout > 0) {
+        evtimer_assign(&c->idle_ev, w->base, idle_cb, c);
+        idle_arm(c, (uint32_t)settings.idle_timeout + 1);
+    }
     if (transport != TRANSPORT_UDP) {
+        static const char *const kind[] = {
+            [MC_PROTO_NEGOTIATE] = "auto-negotiating client connection",
+            [MC_PROTO_ASCII] = "ascii client connection.",
+            [MC_PROTO_BINARY] = "binary client connection.",
+        };
         stats_inc(TC_TOTAL_CONNS);
         if (SETTING_GET(verbose) > 1)
-            fprintf(stderr, "<%d new auto-negotiating client connection\n", fd);
+            fprintf(stderr, "<%d new %s\n", fd, kind[c->proto]);
     }
     return c;
 }
@@ -949,11 +1045,14 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
 
 /* Runs the commands of one datagram (data is the payload after the UDP
  * frame header); replies stay queued for udp.c. A storage command whose
- * data block is not all in the datagram is dropped. */
+ * data block is not all in the datagram is dropped. The datagram's first
+ * byte says which protocol all of its commands speak, whatever -B says
+ * (as memcached). */
 void conn_udp_process(struct conn *c, char *data, size_t len)
 {
     int budget = INT32_MAX;
 
+    c->proto = MC_PROTO_NEGOTIATE;
     c->rbuf = data;
     c->rsize = c->rend = len;
     c->rstart = 0;
@@ -963,6 +1062,7 @@ void conn_udp_process(struct conn *c, char *data, size_t len)
     if (c->pend.it) {
         item_release(c->pend.it);
         c->pend.it = NULL;
+        c->pend.binary = false;
     }
     c->rbuf = NULL;
     c->rsize = c->rstart = c->rend = 0;

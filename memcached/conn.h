@@ -13,12 +13,13 @@
  * the worker's cache whenever nothing is pending.
  *
  * Processing: each readable event reads once (more while the buffer fills),
- * then runs every complete command line through the protocol (proto_text.c)
- * up to settings.reqs_per_event commands, then flushes the replies with
- * one sendmsg(). Data blocks of storage commands are read straight into
- * the new item's memory. Replies to a client that does not read pile up at
+ * then runs every complete command line (proto_text.c) or binary request
+ * (proto_bin.c) up to settings.reqs_per_event commands, then flushes the
+ * replies with one sendmsg(). Data blocks of storage commands are read straight
+ * into the new item's memory. Replies to a client that does not read pile up at
  * most until the socket is full: then the connection stops reading input
- * until its output drains.
+ * until its output drains. With -o idle_timeout, a connection waiting for
+ * a command longer than that is closed (memcached's idle_kicks).
  */
 #ifndef MEMCACHED_CONN_H
 #define MEMCACHED_CONN_H
@@ -33,6 +34,7 @@
 #include <sys/uio.h>
 
 #include "memcached/items.h"
+#include "memcached/settings.h"
 
 struct worker;
 
@@ -89,7 +91,10 @@ struct store_pending {
     bool key_b64; /* ms b: return the key base64 encoded */
     bool quiet;   /* ms q */
     uint8_t nstash;
-    char stash[64]; /* ms: the return flags, in request order */
+    char stash[64];  /* ms: the return flags, in request order */
+    bool binary;     /* binary protocol: no "\r\n" follows the value */
+    uint8_t opcode;  /* binary: the request's opcode and opaque, for the */
+    uint32_t opaque; /* reply */
 };
 
 struct conn {
@@ -97,9 +102,12 @@ struct conn {
     enum transport transport;
     enum conn_state state;
     struct worker *w;
+    enum mc_protocol proto; /* MC_PROTO_NEGOTIATE until the first byte */
     struct event ev;
     short ev_flags; /* interest currently registered */
     bool ev_added;
+    struct event idle_ev; /* -o idle_timeout: when to look for idleness */
+    bool idle_added;
 
     char *rbuf; /* input; NULL while idle */
     size_t rsize, rstart, rend;
@@ -193,7 +201,8 @@ void conn_out_rollback(struct conn *c, const struct out_mark *m);
 
 /*
  * Reads the data block of a storage command: pend->it's value plus the
- * "\r\n" after it, then calls the protocol's completion.
+ * "\r\n" after it (just the value when pend->binary), then calls the
+ * protocol's completion.
  */
 void conn_read_data(struct conn *c);
 

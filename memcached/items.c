@@ -157,7 +157,7 @@ static void sizes_account(struct item *it, int64_t delta)
 {
     if (!load_acquire(&sizes_on))
         return;
-    if (delta < 0 && item_cas(it) < sizes_cas_min)
+    if (delta < 0 && it->nic.stamp < sizes_cas_min)
         return; /* stored before tracking began: never counted */
     size_t bucket = (item_total(it) + SIZES_BUCKET - 1) / SIZES_BUCKET;
     if (bucket < sizes_nbuckets)
@@ -277,7 +277,7 @@ bool item_is_dead_by(struct item *it, uint32_t now,
     if (cut->oldest_live == 0 || cut->oldest_live > now)
         return false;
     return load_relaxed(&it->btime) <= cut->oldest_live ||
-           (cut->oldest_cas != 0 && item_cas(it) < cut->oldest_cas);
+           (cut->oldest_cas != 0 && it->nic.stamp < cut->oldest_cas);
 }
 
 bool item_is_dead(struct item *it, uint32_t now)
@@ -349,7 +349,8 @@ void do_item_unlink(struct item *it, const struct rdn_keyhash *kh,
     do_item_unlink_lru(it, lru_locked);
 }
 
-/* Publishes new_it (sealed) in old_it's place (item lock held). */
+/* Publishes new_it (sealed) in old_it's place (item lock held). Not
+ * counted in total_items: callers count what memcached counts. */
 static void do_item_replace(struct item *old_it, struct item *new_it,
                             const struct rdn_keyhash *kh)
 {
@@ -370,7 +371,6 @@ static void do_item_replace(struct item *old_it, struct item *new_it,
     l->bytes += item_total(new_it);
     pthread_mutex_unlock(&l->lock);
     sizes_account(new_it, 1);
-    stats_inc(TC_TOTAL_ITEMS);
 }
 
 /* Records an access: fetched flag, access time, and an LRU bump at most
@@ -722,16 +722,14 @@ static struct item *combine(struct item *old_it, struct item *it,
 /*
  * Decides a store against the existing item (memcached's do_store_item).
  * Returns the item to publish (it, or a combined copy with a reference the
- * caller drops), or NULL with *st saying why nothing is stored. *cas gets
- * the CAS the published item must carry.
+ * caller drops), or NULL with *st saying why nothing is stored.
  */
 static struct item *store_decide(struct item *old_it, struct item *it,
                                  const struct store_req *req,
-                                 enum item_status *st, uint64_t *cas)
+                                 enum item_status *st)
 {
     enum store_op op = req->op;
 
-    *cas = next_cas();
     if (old_it == NULL) {
         if (op == STORE_SET || op == STORE_ADD)
             return it;
@@ -805,15 +803,20 @@ enum item_status item_store(struct item *it, const struct store_req *req,
     pthread_mutex_lock(lk);
     struct item *old_it =
         find_live(item_key(it), it->nic.nkey, &kh, items_now(), &why);
-    struct item *pub = store_decide(old_it, it, req, &st, &cas);
+    struct item *pub = store_decide(old_it, it, req, &st);
     if (pub) {
+        /* Only a store that happens takes a CAS id, as in memcached, so
+         * clients see the same sequence of ids. */
+        cas = next_cas();
         item_seal(pub, cas);
-        if (old_it)
+        if (old_it) {
             do_item_replace(old_it, pub, &kh);
-        else
-            do_item_link(pub, &kh);
+            stats_inc(TC_TOTAL_ITEMS);
+        } else {
+            do_item_link(pub, &kh); /* counted there */
+        }
         if (cas_out)
-            *cas_out = cas;
+            *cas_out = settings.use_cas ? cas : 0;
         if (pub != it)
             item_release(pub);
     }
@@ -850,7 +853,7 @@ enum item_status item_delete(const char *key, size_t nkey,
     struct item *it = find_live(key, nkey, &kh, items_now(), &why);
     if (it == NULL) {
         st = ITEM_NOT_FOUND;
-    } else if (req->cas != 0 && req->cas != item_cas(it)) {
+    } else if ((req->cas != 0 || req->cas_given) && req->cas != item_cas(it)) {
         st = ITEM_EXISTS;
     } else if (req->stale) {
         uint32_t exp = req->set_exptime ? req->exptime : it->nic.exptime;
@@ -963,8 +966,9 @@ static enum item_status arith_create(const char *key, size_t nkey,
 
     if (it == NULL)
         return st;
-    res->cas = next_cas();
-    item_seal(it, res->cas);
+    uint64_t cas = next_cas();
+    item_seal(it, cas);
+    res->cas = settings.use_cas ? cas : 0;
     do_item_link(it, kh);
     item_release(it);
     res->value = req->initial;
@@ -1003,9 +1007,15 @@ static enum item_status arith_apply(struct item *it,
                                  v, min_len, &st);
     if (n == NULL)
         return st == ITEM_TOO_LARGE ? ITEM_NO_MEMORY : st;
-    res->cas = next_cas();
-    item_seal(n, res->cas);
+    /* memcached rewrites a number that fits in place, and counts only a
+     * new item in total_items. */
+    bool in_place = min_len != 0 && n->nic.nbytes == it->nic.nbytes;
+    uint64_t cas = next_cas();
+    item_seal(n, cas);
+    res->cas = settings.use_cas ? cas : 0;
     do_item_replace(it, n, kh);
+    if (!in_place)
+        stats_inc(TC_TOTAL_ITEMS);
     item_release(n);
     slabs_count(n->clsid, req->incr ? SLABS_INCR_HITS : SLABS_DECR_HITS);
     res->value = v;

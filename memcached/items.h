@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memcached/settings.h"
 #include "memcached/stat_sink.h"
 #include "proto/barrier.h"
 #include "proto/item.h"
@@ -71,10 +72,12 @@ static inline size_t item_ntotal(size_t nkey, size_t nbytes)
     return offsetof(struct item, nic) + rdn_item_total_len(nkey, nbytes);
 }
 
-/* The CAS unique id a client sees (the item's stamp). */
+/* The CAS unique id a client sees: the item's stamp, or 0 with -C (no
+ * CAS, as memcached: every compare with a given CAS then fails). The
+ * stamp itself is always there, since the NIC path needs it. */
 static inline uint64_t item_cas(const struct item *it)
 {
-    return it->nic.stamp;
+    return settings.use_cas ? it->nic.stamp : 0;
 }
 
 static inline bool item_has_flag(struct item *it, uint16_t flag)
@@ -179,13 +182,14 @@ enum item_status item_store(struct item *it, const struct store_req *req,
 enum item_status item_touch(const char *key, size_t nkey, uint32_t exptime);
 
 /*
- * Deletes key; with cas != 0 only if the item's CAS equals it (else
- * ITEM_EXISTS). With stale, the item is not removed but replaced by a copy
- * marked stale with a new CAS (meta md I), and exptime set when
+ * Deletes key; with cas != 0 (or cas_given) only if the item's CAS equals
+ * it (else ITEM_EXISTS). With stale, the item is not removed but replaced by a
+ * copy marked stale with a new CAS (meta md I), and exptime set when
  * set_exptime. ITEM_OK, ITEM_NOT_FOUND, ITEM_EXISTS, ITEM_NO_MEMORY.
  */
 struct delete_req {
     uint64_t cas;
+    bool cas_given; /* compare even a cas of 0 (meta md C0, as memcached) */
     bool stale;
     bool set_exptime;
     uint32_t exptime;

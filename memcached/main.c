@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,6 +36,7 @@
 #include "memcached/items.h"
 #include "memcached/listen.h"
 #include "memcached/persist.h"
+#include "memcached/proto_parse.h"
 #include "memcached/rdn_glue.h"
 #include "memcached/settings.h"
 #include "memcached/slabs.h"
@@ -96,11 +98,12 @@ static void usage(void)
         "(default: 20)\n"
         "-b, --listen-backlog=<num> set the backlog queue limit (default: "
         "1024)\n"
-        "-B, --protocol=<name>     protocol: ascii or auto (ascii; no binary "
-        "protocol)\n"
+        "-B, --protocol=<name>     protocol - one of ascii, binary, or auto "
+        "(default: auto-negotiate)\n"
         "-I, --max-item-size=<num> adjusts max item size (default: 1m, min: "
         "1k, max: 1024m)\n"
         "-F, --disable-flush-all   disable flush_all command\n"
+        "-C, --disable-cas         disable use of CAS\n"
         "-X, --disable-dumping     disable stats cachedump\n" RDN_GLUE_USAGE
         "-o, --extended            comma separated list of extended options\n"
         "   - hashpower:           starting hash table size as a power of 2 "
@@ -117,7 +120,25 @@ static void usage(void)
         "   - lru_crawler_tocrawl: max items to crawl per class per run "
         "(default: 0, all)\n"
         "   - track_sizes:         enable dynamic reports for 'stats "
-        "sizes'\n",
+        "sizes'\n"
+        "   - idle_timeout:        timeout for idle connections. (default: 0, "
+        "no timeout)\n"
+        "   - slab_chunk_max:      maximum slab chunk size in bytes, checked "
+        "as memcached\n"
+        "                          does; no effect here (items are never "
+        "chunked)\n"
+        "   - no_chunked_items, slab_reassign, no_slab_reassign, "
+        "slab_automove,\n"
+        "     no_slab_automove, slab_automove_ratio, slab_automove_window,\n"
+        "     tail_repair_time, lru_maintainer, no_lru_maintainer, "
+        "hot_lru_pct,\n"
+        "     warm_lru_pct, hot_max_factor, warm_max_factor, "
+        "temporary_ttl,\n"
+        "     watcher_logbuf_size, worker_logbuf_size, read_buf_mem_limit,\n"
+        "     inline_ascii_resp, no_inline_ascii_resp:\n"
+        "                          checked as memcached 1.6.18 checks them; no "
+        "effect here\n"
+        "                          (this server has no such machinery)\n",
         MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER);
 }
 
@@ -187,14 +208,173 @@ static size_t size_arg(const char *s)
     return (size_t)v;
 }
 
+/*
+ * -o options of memcached 1.6.18 for machinery this server does not have
+ * (segmented LRU, slab rebalancing, the logger, tail repair): accepted
+ * when memcached would accept them, refused with its message otherwise,
+ * and without effect.
+ */
+enum knob_kind {
+    KNOB_FLAG,  /* takes no value (one given is ignored, as memcached) */
+    KNOB_INT,   /* atoi()'s reading, in [min, max] */
+    KNOB_FLOAT, /* atof()'s reading, > 0 and, with max 1, <= 1 */
+    KNOB_UINT,  /* a whole unsigned 32-bit number (safe_strtoul) */
+};
+
+struct knob {
+    const char *name;
+    enum knob_kind kind;
+    int min, max;        /* KNOB_FLAG: max is what it stores in *value */
+    const char *missing; /* message without a value; NULL: allowed */
+    const char *bad;     /* message for a value out of range */
+    int *value;          /* where an int or flag is kept, for the */
+    bool *given;         /* cross-checks (check_knobs()) */
+};
+
+/* What the cross-checks of the LRU knobs need (memcached's defaults). */
+static int hot_lru_pct = 20, warm_lru_pct = 40, lru_maintainer = 1;
+static bool temporary_ttl;
+
+static const struct knob knobs[] = {
+    {.name = "slab_reassign", .kind = KNOB_FLAG},
+    {.name = "no_slab_reassign", .kind = KNOB_FLAG},
+    {.name = "no_slab_automove", .kind = KNOB_FLAG},
+    {.name = "inline_ascii_resp", .kind = KNOB_FLAG},
+    {.name = "no_inline_ascii_resp", .kind = KNOB_FLAG},
+    {.name = "lru_maintainer",
+     .kind = KNOB_FLAG,
+     .max = 1,
+     .value = &lru_maintainer},
+    {.name = "no_lru_maintainer",
+     .kind = KNOB_FLAG,
+     .max = 0,
+     .value = &lru_maintainer},
+    {.name = "slab_automove",
+     .kind = KNOB_INT,
+     .min = 0,
+     .max = 2,
+     .bad = "slab_automove must be between 0 and 2"},
+    {.name = "slab_automove_window",
+     .kind = KNOB_INT,
+     .min = 3,
+     .max = INT_MAX,
+     .missing = "Missing slab_automove_window argument",
+     .bad = "slab_automove_window must be > 2"},
+    {.name = "tail_repair_time",
+     .kind = KNOB_INT,
+     .min = 10,
+     .max = INT_MAX,
+     .missing = "Missing numeric argument for tail_repair_time",
+     .bad = "Cannot set tail_repair_time to less than 10 seconds"},
+    {.name = "hot_lru_pct",
+     .kind = KNOB_INT,
+     .min = 1,
+     .max = 79,
+     .missing = "Missing hot_lru_pct argument",
+     .bad = "hot_lru_pct must be > 1 and < 80",
+     .value = &hot_lru_pct},
+    {.name = "warm_lru_pct",
+     .kind = KNOB_INT,
+     .min = 1,
+     .max = 79,
+     .missing = "Missing warm_lru_pct argument",
+     .bad = "warm_lru_pct must be > 1 and < 80",
+     .value = &warm_lru_pct},
+    {.name = "temporary_ttl",
+     .kind = KNOB_INT,
+     .min = INT_MIN,
+     .max = INT_MAX,
+     .missing = "Missing temporary_ttl argument",
+     .given = &temporary_ttl},
+    {.name = "slab_automove_ratio",
+     .kind = KNOB_FLOAT,
+     .max = 1,
+     .missing = "Missing slab_automove_ratio argument",
+     .bad = "slab_automove_ratio must be > 0 and < 1"},
+    {.name = "hot_max_factor",
+     .kind = KNOB_FLOAT,
+     .missing = "Missing hot_max_factor argument",
+     .bad = "hot_max_factor must be > 0"},
+    {.name = "warm_max_factor",
+     .kind = KNOB_FLOAT,
+     .missing = "Missing warm_max_factor argument",
+     .bad = "warm_max_factor must be > 0"},
+    {.name = "watcher_logbuf_size",
+     .kind = KNOB_UINT,
+     .missing = "Missing watcher_logbuf_size argument",
+     .bad = "could not parse argument to watcher_logbuf_size"},
+    {.name = "worker_logbuf_size",
+     .kind = KNOB_UINT,
+     .missing = "Missing worker_logbuf_size argument",
+     .bad = "could not parse argument to worker_logbuf_size"},
+    {.name = "read_buf_mem_limit",
+     .kind = KNOB_UINT,
+     .missing = "Missing read_buf_mem_limit argument",
+     .bad = "could not parse argument to read_buf_mem_limit"},
+};
+
+/* Checks val for the knob named opt as memcached does; false if opt is
+ * none of them. */
+static bool knob_option(const char *opt, const char *val)
+{
+    for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+        const struct knob *k = &knobs[i];
+        if (strcmp(opt, k->name) != 0)
+            continue;
+        if (k->kind == KNOB_FLAG) {
+            if (k->value)
+                *k->value = k->max;
+            return true;
+        }
+        if (val == NULL) {
+            if (k->missing)
+                usage_error("%s", k->missing);
+            return true;
+        }
+        if (k->given)
+            *k->given = true;
+        if (k->kind == KNOB_INT) {
+            int v = atoi(val);
+            if (k->bad && (v < k->min || v > k->max))
+                usage_error("%s", k->bad);
+            if (k->value)
+                *k->value = v;
+        } else if (k->kind == KNOB_FLOAT) {
+            double v = atof(val);
+            if (v <= 0 || (k->max == 1 && v > 1))
+                usage_error("%s", k->bad);
+        } else {
+            uint32_t v;
+            if (!parse_u32(val, &v))
+                usage_error("%s", k->bad);
+        }
+        return true;
+    }
+    return false;
+}
+
+/* memcached's checks across the knobs, once every option is read. */
+static void check_knobs(void)
+{
+    if (hot_lru_pct + warm_lru_pct > 80)
+        usage_error("hot_lru_pct + warm_lru_pct cannot be more than 80%% "
+                    "combined");
+    if (temporary_ttl && !lru_maintainer)
+        usage_error("temporary_ttl requires lru_maintainer to be enabled");
+}
+
 /* One "-o" suboption. */
-static void extended_option(char *opt)
+static void extended_option(char *opt, bool *chunk_max_set)
 {
     char *val = strchr(opt, '=');
 
     if (val)
         *val++ = '\0';
-    if (strcmp(opt, "hashpower") == 0 && val) {
+    if (knob_option(opt, val)) {
+        /* validated; no effect here */
+    } else if (strcmp(opt, "no_chunked_items") == 0) {
+        settings.slab_chunk_max = MC_SLAB_PAGE_SIZE;
+    } else if (strcmp(opt, "hashpower") == 0 && val) {
         settings.hashpower_init =
             (int)number_arg("-o hashpower", val, MIN_HASHPOWER, MAX_HASHPOWER);
     } else if (strcmp(opt, "hash_algorithm") == 0 && val) {
@@ -218,13 +398,54 @@ static void extended_option(char *opt)
             (uint32_t)number_arg("-o lru_crawler_tocrawl", val, 0, UINT32_MAX);
     } else if (strcmp(opt, "track_sizes") == 0 && !val) {
         settings.track_sizes = true;
-    } else if ((strcmp(opt, "modern") == 0 || strcmp(opt, "no_modern") == 0) &&
-               !val) {
+    } else if (strcmp(opt, "idle_timeout") == 0) {
+        if (!val)
+            usage_error("Missing numeric argument for idle_timeout");
+        /* memcached takes atoi()'s reading, whatever follows the digits. */
+        settings.idle_timeout = atoi(val);
+    } else if (strcmp(opt, "slab_chunk_max") == 0) {
+        char *end;
+        if (!val)
+            usage_error("Missing slab_chunk_max argument");
+        errno = 0;
+        long v = strtol(val, &end, 10);
+        if (errno || end == val || *end || v < INT_MIN || v > INT_MAX)
+            usage_error("could not parse argument to slab_chunk_max");
+        settings.slab_chunk_max = (int)v;
+        *chunk_max_set = true;
+    } else if (strcmp(opt, "modern") == 0 && !val) {
         /* accepted for compatibility: nothing to switch */
+    } else if (strcmp(opt, "no_modern") == 0 && !val) {
+        if (!*chunk_max_set)
+            settings.slab_chunk_max = MC_SLAB_PAGE_SIZE;
+        lru_maintainer = 0;
     } else {
         usage_error("Illegal suboption \"%s%s%s\"", opt, val ? "=" : "",
                     val ? val : "");
     }
+}
+
+/* memcached's checks of slab_chunk_max against -I and its 1 MB slab page
+ * (where memcached divides by a zero or negative value, an error). */
+static void check_chunk_max(void)
+{
+    int v = settings.slab_chunk_max;
+    size_t max = settings.item_size_max;
+
+    if (v <= 0)
+        usage_error("slab_chunk_max (bytes: %d) must be positive", v);
+    if ((size_t)v > max)
+        usage_error("slab_chunk_max (bytes: %d) cannot be larger than -I "
+                    "(item_size_max %zu)",
+                    v, max);
+    if (max % (size_t)v != 0)
+        usage_error("-I (item_size_max: %zu) must be evenly divisible by "
+                    "slab_chunk_max (bytes: %d)",
+                    max, v);
+    if (MC_SLAB_PAGE_SIZE % v != 0)
+        usage_error("slab_chunk_max (bytes: %d) must divide evenly into %d "
+                    "(slab_page_size)",
+                    v, MC_SLAB_PAGE_SIZE);
 }
 
 static void parse_args(int argc, char **argv)
@@ -254,6 +475,7 @@ static void parse_args(int argc, char **argv)
         {"protocol", required_argument, NULL, 'B'},
         {"max-item-size", required_argument, NULL, 'I'},
         {"disable-flush-all", no_argument, NULL, 'F'},
+        {"disable-cas", no_argument, NULL, 'C'},
         {"disable-dumping", no_argument, NULL, 'X'},
         {"extended", required_argument, NULL, 'o'},
         {"rdn-port", required_argument, NULL, RDN_OPT_PORT},
@@ -265,10 +487,11 @@ static void parse_args(int argc, char **argv)
     };
     int ch;
     bool item_size_set = false;
+    bool chunk_max_set = false;
 
     opterr = 0;
     while ((ch = getopt_long(argc, argv,
-                             ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FXo:",
+                             ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXo:",
                              longopts, NULL)) != -1) {
         switch (ch) {
         case 'p':
@@ -352,9 +575,15 @@ static void parse_args(int argc, char **argv)
             settings.backlog = (int)number_arg("-b", optarg, 1, 1 << 20);
             break;
         case 'B':
-            if (strcmp(optarg, "ascii") != 0 && strcmp(optarg, "auto") != 0)
-                usage_error("Invalid value for -B: \"%s\" (this server "
-                            "speaks ascii only)",
+            if (strcmp(optarg, "auto") == 0)
+                settings.protocol = MC_PROTO_NEGOTIATE;
+            else if (strcmp(optarg, "binary") == 0)
+                settings.protocol = MC_PROTO_BINARY;
+            else if (strcmp(optarg, "ascii") == 0)
+                settings.protocol = MC_PROTO_ASCII;
+            else
+                usage_error("Invalid value for binding protocol: %s\n"
+                            " -- should be one of auto, binary, or ascii",
                             optarg);
             break;
         case 'I':
@@ -364,6 +593,9 @@ static void parse_args(int argc, char **argv)
         case 'F':
             settings.flush_enabled = false;
             break;
+        case 'C':
+            settings.use_cas = false;
+            break;
         case 'X':
             settings.dump_enabled = false;
             break;
@@ -371,7 +603,7 @@ static void parse_args(int argc, char **argv)
             char *save = NULL;
             for (char *o = strtok_r(optarg, ",", &save); o;
                  o = strtok_r(NULL, ",", &save))
-                extended_option(o);
+                extended_option(o, &chunk_max_set);
             break;
         }
         case RDN_OPT_PORT:
@@ -397,6 +629,8 @@ static void parse_args(int argc, char **argv)
     if (item_size_set && settings.item_size_max > settings.maxbytes / 2)
         usage_error("Cannot set item size limit higher than 1/2 of memory "
                     "max.");
+    check_chunk_max();
+    check_knobs();
 }
 
 /* Enough descriptors for -c connections. */

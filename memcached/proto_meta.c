@@ -574,6 +574,7 @@ static void cmd_md(struct conn *c, struct token *t, size_t nt)
         return;
     struct delete_req req = {
         .cas = of.cas,
+        .cas_given = of.has_cas,
         .stale = of.set_stale,
         .set_exptime = of.new_ttl,
         .exptime = of.exptime,

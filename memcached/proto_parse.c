@@ -50,15 +50,20 @@ static bool number_ends(const char *end)
     return *end == '\0' || isspace((unsigned char)*end);
 }
 
+/* A '-' is refused unless the number is zero ("-0"): memcached accepts
+ * that, and also some negative numbers strtoull() wraps to large ones,
+ * which would store a value the client did not mean. */
 bool parse_u64(const char *s, uint64_t *out)
 {
     char *end;
 
-    if (*s == '\0' || strchr(s, '-') != NULL || *s == ' ')
+    if (*s == '\0' || *s == ' ')
         return false;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno == ERANGE || end == s || !number_ends(end))
+        return false;
+    if (v != 0 && memchr(s, '-', (size_t)(end - s)) != NULL)
         return false;
     *out = v;
     return true;

@@ -29,8 +29,8 @@ struct token {
 size_t tokenize(char *line, struct token *tokens, size_t max);
 
 /* Strict decimal parsers: the token must be the number (an optional '+',
- * no '-' for unsigned types), in range, followed by nothing or by
- * whitespace (as memcached's safe_strto* accept "1\t" or "1\ra"). */
+ * no '-' for unsigned types but in "-0"), in range, followed by nothing or
+ * by whitespace (as memcached's safe_strto* accept "1\t" or "1\ra"). */
 bool parse_u32(const char *s, uint32_t *out);
 bool parse_i32(const char *s, int32_t *out);
 bool parse_u64(const char *s, uint64_t *out);

@@ -458,6 +458,7 @@ struct command {
 
 static const struct command commands[] = {
     {"get", 3, SIZE_MAX, cmd_get_plain},
+    {"bget", 3, SIZE_MAX, cmd_get_plain}, /* memcached keeps this alias */
     {"gets", 3, SIZE_MAX, cmd_gets},
     {"gat", 3, SIZE_MAX, cmd_gat},
     {"gats", 3, SIZE_MAX, cmd_gats},
@@ -479,6 +480,20 @@ static const struct command commands[] = {
     {"shutdown", 2, SIZE_MAX, cmd_shutdown},
     {"lru_crawler", 2, SIZE_MAX, cmd_lru_crawler},
 };
+
+/*
+ * An unknown command whose last word starts with "HTTP/" is an HTTP
+ * request sent to the wrong port: memcached closes the connection. Not
+ * for words memcached dispatches by their first letter (g s a c i d t)
+ * or knows (watch, lru), which get ERROR there.
+ */
+static bool looks_like_http(const struct token *t, size_t nt)
+{
+    if (strchr("gsacidt", t[0].value[0]) != NULL ||
+        strcmp(t[0].value, "watch") == 0 || strcmp(t[0].value, "lru") == 0)
+        return false;
+    return strncmp(t[nt - 2].value, "HTTP/", 5) == 0;
+}
 
 void proto_text_process(struct conn *c, char *line, size_t len)
 {
@@ -506,5 +521,8 @@ void proto_text_process(struct conn *c, char *line, size_t len)
             cmd->fn(c, t, nt);
         return;
     }
-    conn_out_line(c, "ERROR");
+    if (looks_like_http(t, nt))
+        conn_close_after_write(c);
+    else
+        conn_out_line(c, "ERROR");
 }

@@ -26,6 +26,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -217,6 +218,15 @@ static size_t table_reserve(void)
     return sizeof(struct rdn_bucket) << (hp + 2);
 }
 
+const char *rdn_glue_listen_addr(void)
+{
+    struct in_addr a;
+
+    if (settings.inter && inet_pton(AF_INET, settings.inter, &a) == 1)
+        return settings.inter;
+    return "127.0.0.1";
+}
+
 int rdn_glue_init(void)
 {
     static const struct rdn_cache_ops ops = {
@@ -237,7 +247,7 @@ int rdn_glue_init(void)
     }
     rdn_offload_cfg_init(&cfg);
     cfg.device = glue.device;
-    cfg.listen_addr = "127.0.0.1";
+    cfg.listen_addr = rdn_glue_listen_addr();
     cfg.port = glue.port;
     cfg.max_clients = glue.clients;
     cfg.item_size_max = settings.item_size_max;

@@ -65,6 +65,12 @@ bool rdn_glue_enabled(void);
 
 /* Opens the NIC for the cache's memory. 0 or a negative errno. */
 int rdn_glue_init(void);
+/*
+ * The address the handshake ports (--rdn-port, --rdn-baselines) listen on:
+ * -l when it is one IPv4 address (0.0.0.0 for all), else 127.0.0.1.
+ * RDMA clients on other hosts also need rdn-nicd --listen on this host.
+ */
+const char *rdn_glue_listen_addr(void);
 
 /*
  * Fills the offload's part of the storage's environment (NIC memory hooks,

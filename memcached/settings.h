@@ -16,8 +16,20 @@
 
 #define MC_VERSION "1.6.18"
 
+/* memcached's slab page size, which -o slab_chunk_max must divide (our
+ * slab pages are another matter: slabs.h). */
+#define MC_SLAB_PAGE_SIZE (1024 * 1024)
+
 /* Exit code for bad command-line usage (sysexits.h EX_USAGE). */
 #define MC_EXIT_USAGE 64
+
+/* -B: the protocol a TCP or unix connection speaks (UDP decides per
+ * datagram, as memcached does). */
+enum mc_protocol {
+    MC_PROTO_NEGOTIATE, /* auto: a first byte of 0x80 means binary */
+    MC_PROTO_ASCII,
+    MC_PROTO_BINARY,
+};
 
 struct settings {
     size_t maxbytes;              /* -m, bytes of item memory */
@@ -37,15 +49,18 @@ struct settings {
     bool detail_enabled;          /* "stats detail on" */
     int reqs_per_event;           /* -R */
     int backlog;                  /* -b */
+    enum mc_protocol protocol;    /* -B, memcached's binding_protocol */
     size_t item_size_max;         /* -I */
     bool maxconns_fast;           /* -o maxconns_fast */
     int hashpower_init;           /* -o hashpower */
     bool flush_enabled;           /* false with -F */
+    bool use_cas;                 /* false with -C: clients see CAS 0 */
     bool dump_enabled;            /* false with -X */
     bool lru_crawler;             /* -o no_lru_crawler turns it off */
     int lru_crawler_sleep;        /* -o lru_crawler_sleep, microseconds */
     uint32_t lru_crawler_tocrawl; /* -o lru_crawler_tocrawl */
-    int idle_timeout;             /* -o idle_timeout, seconds, 0 = never */
+    int idle_timeout;             /* -o idle_timeout, seconds; <= 0: never */
+    int slab_chunk_max;           /* -o slab_chunk_max, no effect here */
     bool track_sizes;             /* -o track_sizes, "stats sizes_enable" */
     bool daemonize;               /* -d */
     char *pid_file;               /* -P */

@@ -33,23 +33,22 @@ static void conn_sink(void *ctx, const char *name, const char *value)
     conn_out_printf(ctx, "STAT %s %s\r\n", name, value);
 }
 
-#define STAT_U64(name, v)                                                      \
-    stat_sinkf(conn_sink, c, name, "%" PRIu64, (uint64_t)(v))
-#define STAT_STR(name, v) conn_sink(c, name, v)
+/* In the reporting functions: sink and ctx are their parameters. */
+#define STAT_U64(name, v) stat_sinkf(sink, ctx, name, "%" PRIu64, (uint64_t)(v))
+#define STAT_STR(name, v) sink(ctx, name, v)
 
-static void rusage_stats(struct conn *c)
+static void rusage_stats(stat_sink_fn sink, void *ctx)
 {
     struct rusage ru;
 
     getrusage(RUSAGE_SELF, &ru);
-    stat_sinkf(conn_sink, c, "rusage_user", "%ld.%06ld",
-               (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
-    stat_sinkf(conn_sink, c, "rusage_system", "%ld.%06ld",
+    stat_sinkf(sink, ctx, "rusage_user", "%ld.%06ld", (long)ru.ru_utime.tv_sec,
+               (long)ru.ru_utime.tv_usec);
+    stat_sinkf(sink, ctx, "rusage_system", "%ld.%06ld",
                (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
 }
 
-/* "stats": the general statistics. */
-static void general_stats(struct conn *c)
+void stats_general(stat_sink_fn sink, void *ctx)
 {
     uint64_t s[TC_COUNT];
     struct items_totals it;
@@ -63,7 +62,7 @@ static void general_stats(struct conn *c)
     STAT_STR("version", MC_VERSION);
     STAT_STR("libevent", event_get_version());
     STAT_U64("pointer_size", 8 * sizeof(void *));
-    rusage_stats(c);
+    rusage_stats(sink, ctx);
     STAT_U64("max_connections", settings.maxconns);
     STAT_U64("curr_connections", conns_current());
     STAT_U64("total_connections", s[TC_TOTAL_CONNS]);
@@ -93,7 +92,8 @@ static void general_stats(struct conn *c)
     STAT_U64("store_no_memory", s[TC_STORE_NO_MEMORY]);
     STAT_U64("auth_cmds", 0);
     STAT_U64("auth_errors", 0);
-    STAT_U64("idle_kicks", s[TC_IDLE_KICKS]);
+    if (settings.idle_timeout)
+        STAT_U64("idle_kicks", s[TC_IDLE_KICKS]); /* as memcached */
     STAT_U64("bytes_read", s[TC_BYTES_READ]);
     STAT_U64("bytes_written", s[TC_BYTES_WRITTEN]);
     STAT_U64("limit_maxbytes", settings.maxbytes);
@@ -102,7 +102,7 @@ static void general_stats(struct conn *c)
     STAT_U64("time_in_listen_disabled_us", 0);
     STAT_U64("threads", settings.num_threads);
     STAT_U64("conn_yields", s[TC_CONN_YIELDS]);
-    assoc_stats(conn_sink, c);
+    assoc_stats(sink, ctx);
     STAT_U64("slab_reassign_running", 0);
     STAT_U64("slabs_moved", 0);
     STAT_U64("lru_crawler_running", crawler_running());
@@ -124,7 +124,7 @@ static void general_stats(struct conn *c)
     STAT_U64("moves_within_lru", 0);
     STAT_U64("direct_reclaims", it.direct_reclaims);
     STAT_U64("lru_bumps_dropped", 0);
-    rdn_glue_stats(conn_sink, c);
+    rdn_glue_stats(sink, ctx);
 }
 
 static const char *yes_no(bool b)
@@ -132,8 +132,13 @@ static const char *yes_no(bool b)
     return b ? "yes" : "no";
 }
 
-/* "stats settings". */
-static void settings_stats(struct conn *c)
+static const char *const protocol_names[] = {
+    [MC_PROTO_NEGOTIATE] = "auto-negotiate",
+    [MC_PROTO_ASCII] = "ascii",
+    [MC_PROTO_BINARY] = "binary",
+};
+
+void stats_settings(stat_sink_fn sink, void *ctx)
 {
     STAT_U64("maxbytes", settings.maxbytes);
     STAT_U64("maxconns", settings.maxconns);
@@ -145,19 +150,18 @@ static void settings_stats(struct conn *c)
     STAT_STR("evictions", settings.evict_to_free ? "on" : "off");
     STAT_STR("domain_socket",
              settings.socketpath ? settings.socketpath : "NULL");
-    stat_sinkf(conn_sink, c, "umask", "%o", settings.access);
+    stat_sinkf(sink, ctx, "umask", "%o", settings.access);
     STAT_STR("shutdown_command", yes_no(settings.shutdown_command));
-    stat_sinkf(conn_sink, c, "growth_factor", "%.2f", settings.factor);
+    stat_sinkf(sink, ctx, "growth_factor", "%.2f", settings.factor);
     STAT_U64("chunk_size", settings.chunk_size);
     STAT_U64("num_threads", settings.num_threads);
     STAT_U64("num_threads_per_udp", settings.num_threads);
-    stat_sinkf(conn_sink, c, "stat_key_prefix", "%c",
-               settings.prefix_delimiter);
+    stat_sinkf(sink, ctx, "stat_key_prefix", "%c", settings.prefix_delimiter);
     STAT_STR("detail_enabled", yes_no(SETTING_GET(detail_enabled)));
     STAT_U64("reqs_per_event", settings.reqs_per_event);
-    STAT_STR("cas_enabled", "yes");
+    STAT_STR("cas_enabled", yes_no(settings.use_cas));
     STAT_U64("tcp_backlog", settings.backlog);
-    STAT_STR("binding_protocol", "ascii");
+    STAT_STR("binding_protocol", protocol_names[settings.protocol]);
     STAT_STR("auth_enabled_sasl", "no");
     STAT_STR("auth_enabled_ascii", "no");
     STAT_U64("item_size_max", settings.item_size_max);
@@ -165,7 +169,7 @@ static void settings_stats(struct conn *c)
     STAT_U64("hashpower_init", settings.hashpower_init);
     STAT_STR("slab_reassign", "no");
     STAT_U64("slab_automove", 0);
-    STAT_U64("slab_chunk_max", settings.item_size_max);
+    stat_sinkf(sink, ctx, "slab_chunk_max", "%d", settings.slab_chunk_max);
     STAT_STR("lru_crawler", yes_no(settings.lru_crawler));
     STAT_U64("lru_crawler_sleep", settings.lru_crawler_sleep);
     STAT_U64("lru_crawler_tocrawl", settings.lru_crawler_tocrawl);
@@ -176,10 +180,22 @@ static void settings_stats(struct conn *c)
     STAT_STR("lru_maintainer_thread", "no");
     STAT_STR("lru_segmented", "no");
     STAT_STR("temp_lru", "no");
-    STAT_U64("idle_timeout", settings.idle_timeout);
+    stat_sinkf(sink, ctx, "idle_timeout", "%d", settings.idle_timeout);
     STAT_STR("track_sizes", yes_no(items_sizes_enabled()));
     STAT_STR("inline_ascii_response", "no");
     STAT_STR("memory_file", "(null)");
+}
+
+void stats_sizes_switch(bool on, stat_sink_fn sink, void *ctx)
+{
+    if (on && !settings.use_cas) {
+        /* The histogram tells items apart from older ones by CAS. */
+        STAT_STR("sizes_status", "error");
+        STAT_STR("sizes_error", "cas_support_disabled");
+        return;
+    }
+    items_sizes_enable(on);
+    STAT_STR("sizes_status", on ? "enabled" : "disabled");
 }
 
 static void detail_command(struct conn *c, struct token *t, size_t nt)
@@ -256,7 +272,7 @@ void stats_command(struct conn *c, struct token *t, size_t nt)
     const char *sub = nt > 2 ? t[1].value : NULL;
 
     if (sub == NULL) {
-        general_stats(c);
+        stats_general(conn_sink, c);
     } else if (strcmp(sub, "reset") == 0) {
         stats_reset();
         conn_out_line(c, "RESET");
@@ -268,7 +284,7 @@ void stats_command(struct conn *c, struct token *t, size_t nt)
         cachedump_command(c, t, nt);
         return;
     } else if (strcmp(sub, "settings") == 0) {
-        settings_stats(c);
+        stats_settings(conn_sink, c);
     } else if (strcmp(sub, "conns") == 0) {
         conns_stats(conn_sink, c);
     } else if (strcmp(sub, "items") == 0) {
@@ -280,11 +296,11 @@ void stats_command(struct conn *c, struct token *t, size_t nt)
     } else if (strcmp(sub, "rdn") == 0) {
         rdn_glue_stats_rdn(conn_sink, c);
     } else if (strcmp(sub, "sizes_enable") == 0) {
-        items_sizes_enable(true);
-        STAT_STR("sizes_status", "enabled");
+        stats_sizes_switch(true, conn_sink, c);
+        return; /* memcached ends these without END */
     } else if (strcmp(sub, "sizes_disable") == 0) {
-        items_sizes_enable(false);
-        STAT_STR("sizes_status", "disabled");
+        stats_sizes_switch(false, conn_sink, c);
+        return;
     } else {
         conn_out_line(c, "ERROR");
         return;

@@ -131,6 +131,56 @@ static inline uint32_t mlx5_ctrl_qpn(const struct mlx5_ctrl_seg *c)
 }
 
 /*
+ * Segment writers: p is where the 16-byte segment goes (in a ring, never
+ * straddling its end); values are host order, stored big-endian.
+ */
+static inline void mlx5_put_be32(void *p, uint32_t v)
+{
+    be32 be = cpu_to_be32(v);
+
+    __builtin_memcpy(p, &be, 4);
+}
+
+static inline void mlx5_put_be64(void *p, uint64_t v)
+{
+    be64 be = cpu_to_be64(v);
+
+    __builtin_memcpy(p, &be, 8);
+}
+
+static inline void mlx5_put_data_seg(void *p, uint32_t byte_count,
+                                     uint32_t lkey, uint64_t addr)
+{
+    mlx5_put_be32(p, byte_count);
+    mlx5_put_be32((uint8_t *)p + 4, lkey);
+    mlx5_put_be64((uint8_t *)p + 8, addr);
+}
+
+static inline void mlx5_put_raddr_seg(void *p, uint64_t raddr, uint32_t rkey)
+{
+    mlx5_put_be64(p, raddr);
+    mlx5_put_be32((uint8_t *)p + 8, rkey);
+    __builtin_memset((uint8_t *)p + 12, 0, 4);
+}
+
+/* compare is stored for CAS only (FADD ignores the field: 0). */
+static inline void mlx5_put_atomic_seg(void *p, uint8_t opcode,
+                                       uint64_t swap_add, uint64_t compare)
+{
+    mlx5_put_be64(p, swap_add);
+    mlx5_put_be64((uint8_t *)p + 8,
+                  opcode == MLX5_OPCODE_ATOMIC_CS ? compare : 0);
+}
+
+static inline void mlx5_put_wait_en_seg(void *p, uint32_t index,
+                                        uint32_t obj_num)
+{
+    __builtin_memset(p, 0, 8);
+    mlx5_put_be32((uint8_t *)p + 8, index);
+    mlx5_put_be32((uint8_t *)p + 12, obj_num);
+}
+
+/*
  * The 48-bit operand of the paper's if-construct lives in the control
  * segment's opmod (8 bits), wqe_index (16 bits) and qpn (24 bits) fields.
  * mlx5_ctrl_id48() packs it the way those fields sit in memory, so an 8-byte

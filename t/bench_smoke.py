@@ -192,8 +192,16 @@ def main():
         check(len(rows) - 1 == len(MODELS) * 2 * 2 and
               all(float(r[3]) > 0 for r in rows[1:]),
               "contention.csv: a row per model, system and writer count")
+        rows = read_csv(os.path.join(out, "distance.csv"))
+        check(rows and rows[0] == ["system", "oneway_ns", "p50_us", "p99_us"],
+              "distance.csv header: %s" % (rows[:1],))
+        got = {(r[0], int(r[1])) for r in rows[1:]}
+        want = {(s, ns) for s in ["ideal", "redn", "onesided", "rpc-poll"]
+                for ns in (190, 2000)}
+        check(got == want, "distance.csv rows: missing %s" % (want - got))
         for name in ["latency_%s.png" % m for m in MODELS] + \
-                ["contention_%s.png" % m for m in MODELS]:
+                ["contention_%s.png" % m for m in MODELS] + \
+                ["distance_cx5.png"]:
             path = os.path.join(out, name)
             ok = os.path.exists(path)
             if ok:

@@ -39,13 +39,14 @@ def root_args():
 
 
 class Server:
-    """One running server; stop() (or test exit) kills it."""
+    """One running server; stop() (or test exit) kills it. program: another
+    memcached-compatible binary (a reference server) instead of ours."""
 
-    def __init__(self, args=(), udp=False, unix=None, tries=5):
+    def __init__(self, args=(), udp=False, unix=None, tries=5, program=None):
         self.proc = None
         for _ in range(tries):
             self.port = free_port()
-            cmd = [SERVER] + root_args() + list(args)
+            cmd = [program or SERVER] + root_args() + list(args)
             if unix:
                 cmd += ["-s", unix]
             else:

@@ -4,17 +4,19 @@ memcached --rdn-port, a private rdn-nicd, RDMA clients (t/offload_driver).
 
 Keys of 1..250 bytes and values of 0 bytes..1 MB; full buckets and keys
 in their second bucket; every mutation command followed by an offloaded
-GET that sees the new state; expiry (gone from the NIC within a second or
+GET that sees the new state (binary protocol commands too); expiry (gone from the NIC within a second or
 so) and flush_all (immediate and delayed); a table growth while GETs run;
 eight clients at once; the server's rdn statistics.
 """
 import os
 import signal
+import struct
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
+import proto_bin as pb  # noqa: E402
 from rdnwire import RDN_KEY_MAX  # noqa: E402
 from offload_env import (ENOENT, EAGAIN, Driver, Nicd, run_driver,  # noqa
                          accepts, forged_resume, start_server)
@@ -98,19 +100,23 @@ def test_full_buckets(t, srv, port):
     c.close()
 
 
+def nic_agrees(t, c, d, k, what):
+    """The NIC's answer for k equals what TCP (client c) says now."""
+    tcp = c.gets(k)
+    st, src, fl, cas, val = d.get1(k)
+    if tcp is None:
+        t.eq(what + ": miss", (st, src), (ENOENT, "nic"))
+    else:
+        t.eq(what, (st, src, fl, val, cas), (0, "nic") + tcp)
+
+
 def test_mutations(t, srv, port):
     c = mctest.Client(srv)
     d = Driver(srv, port)
     k = b"mut"
 
     def agree(what):
-        """The NIC's answer equals what TCP says now."""
-        tcp = c.gets(k)
-        st, src, fl, cas, val = d.get1(k)
-        if tcp is None:
-            t.eq(what + ": miss", (st, src), (ENOENT, "nic"))
-        else:
-            t.eq(what, (st, src, fl, val, cas), (0, "nic") + tcp)
+        nic_agrees(t, c, d, k, what)
 
     def cmd(line, data=None):
         c.send(line + b"\r\n" + (data + b"\r\n" if data is not None else b""))
@@ -152,6 +158,41 @@ def test_mutations(t, srv, port):
     t.eq("meta delete", cmd(b"md mut"), b"HD\r\n")
     agree("after md")
     d.close()
+    c.close()
+
+
+def test_binary_mutations(t, srv, port):
+    """Items the binary protocol stores are the NIC's items like any other."""
+    c = mctest.Client(srv)
+    b = pb.connect(("tcp", srv.port))
+    d = Driver(srv, port)
+    k = b"binmut"
+
+    def status(packet):
+        b.send(packet)
+        return struct.unpack(">H", b.packet()[6:8])[0]
+
+    t.eq("binary set", status(pb.req(pb.SET, k, pb.sx(3), b"bin-one")), 0)
+    nic_agrees(t, c, d, k, "after binary set")
+    t.eq("binary append", status(pb.req(pb.APPEND, k, value=b"+")), 0)
+    nic_agrees(t, c, d, k, "after binary append")
+    cas = c.gets(k)[2]
+    t.eq("binary cas set", status(pb.req(pb.SET, k, pb.sx(4), b"77",
+                                         cas=cas)), 0)
+    nic_agrees(t, c, d, k, "after binary cas set")
+    t.eq("binary incr", status(pb.req(pb.INCR, k, pb.ax(5))), 0)
+    nic_agrees(t, c, d, k, "after binary incr")
+    t.eq("binary touch", status(pb.req(pb.TOUCH, k, pb.ex(1000))), 0)
+    nic_agrees(t, c, d, k, "after binary touch")
+    t.eq("binary delete", status(pb.req(pb.DELETE, k)), 0)
+    nic_agrees(t, c, d, k, "after binary delete")
+    t.eq("binary incr creates", status(pb.req(pb.INCR, k, pb.ax(1, 9))), 0)
+    nic_agrees(t, c, d, k, "after binary incr with initial")
+    b.send(pb.req(pb.SETQ, k, pb.sx(), b"quiet") + pb.req(pb.NOOP))
+    t.eq("binary setq + noop", b.packet(), pb.res(pb.NOOP))
+    nic_agrees(t, c, d, k, "after binary setq")
+    d.close()
+    b.close()
     c.close()
 
 
@@ -556,7 +597,7 @@ def main():
     Nicd(threads=2)
     srv, port = start_server(["-I", "2m", "-o", "hashpower=12"])
     for fn in (test_keys_and_values, test_full_buckets, test_mutations,
-               test_expiry, test_flush_all, test_eight_clients,
+               test_binary_mutations, test_expiry, test_flush_all, test_eight_clients,
                test_lru_reports, test_server_restart, test_cli):
         t.run(fn, srv, port)
     srv.stop()

@@ -99,7 +99,8 @@ def test_no_evictions(t):
 
 
 def test_item_size_limit(t):
-    srv = Server(["-I", "2k", "-m", "4"])
+    # memcached 1.6.18 wants slab_chunk_max (512 KB by default) <= -I.
+    srv = Server(["-I", "2k", "-m", "4", "-o", "slab_chunk_max=2048"])
     c = Client(srv)
     t.eq("under -I", c.set(b"small", b"s" * 1500), b"STORED\r\n")
     t.eq("over -I", c.set(b"large", b"l" * 3000),

@@ -39,6 +39,9 @@ def exchange(c, send):
 # (request bytes, memcached 1.6.18's reply, normalized); each case starts
 # from an empty cache.
 CASES = [
+    # C0 is a CAS to compare (no item has CAS 0): memcached says EX.
+    (b'set mk 7 0 3\r\nabc\r\nmd mk C0\r\nmd mk C0 q\r\nmg mk v\r\n',
+     b'STORED\r\nEX\r\nEX\r\nVA 3\r\nabc\r\n'),
     (b'set mk 7 0 3\r\nabc\r\nmg mk v f c s k t h l\r\nmg mk\r\nmg missing v\r\nmg missing v q\r\nmn\r\n',
      b'STORED\r\nVA 3 f7 c<CAS> s3 kmk t-1 h0 l0\r\nabc\r\nHD\r\nEN\r\nMN\r\n'),
     (b'set mk 7 0 3\r\nabc\r\nmg mk v O123 k b\r\n',

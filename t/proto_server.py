@@ -22,9 +22,39 @@ BAD_FLAGS = [
     ["-m", "0"], ["-m", "-5"], ["-t", "0"], ["-c", "0"], ["-f", "1.0"],
     ["-f", "x"], ["-n", "0"], ["-I", "100"], ["-I", "2000m"], ["-I", "1x"],
     ["-m", "1", "-I", "1m"], ["-o", "bogus"], ["-o", "hashpower=99"],
-    ["-o", "hash_algorithm=jenkins"], ["-B", "binary"], ["-R", "0"],
-    ["-a", "999"], ["-D", "ab"], ["extra-argument"],
+    ["-o", "hash_algorithm=jenkins"], ["-B", "bin"], ["-R", "0"],
+    ["-a", "999"], ["-D", "ab"], ["extra-argument"], ["-I", "256k"],
+    ["-I", "1000k"], ["-o", "slab_chunk_max=100"], ["-o", "slab_chunk_max"],
+    ["-o", "slab_chunk_max=abc"], ["-o", "slab_chunk_max=0"],
+    ["-o", "idle_timeout"],
 ]
+
+# Refused by Debian's memcached 1.6.18 with the same first line of stderr
+# (it exits 1 where a -o value is missing; ours exits 64 for every bad flag).
+SAME_MESSAGE = [
+    ["-B", "bin"], ["-I", "256k"], ["-I", "1000k"], ["-I", "2k", "-m", "4"],
+    ["-o", "slab_chunk_max=100"], ["-o", "slab_chunk_max=2097152"],
+    ["-o", "idle_timeout"], ["-o", "tail_repair_time=5"],
+    ["-o", "hot_lru_pct=80"], ["-o", "slab_automove=3"],
+    ["-o", "slab_automove_ratio=0"], ["-o", "slab_automove_ratio=1.5"],
+    ["-o", "hot_max_factor=0"], ["-o", "warm_max_factor"],
+    ["-o", "watcher_logbuf_size=x"], ["-o", "temporary_ttl"],
+    ["-o", "slab_automove_window=2"], ["-o", "read_buf_mem_limit=-1"],
+    ["-o", "temporary_ttl=5,no_lru_maintainer"],
+    ["-o", "hot_lru_pct=50,warm_lru_pct=40"],
+    ["-o", "no_modern,temporary_ttl=3"],
+]
+
+# Accepted by memcached 1.6.18 (and here, where they have no effect).
+KNOBS = ("slab_reassign,slab_automove=2,tail_repair_time=10,hot_lru_pct=20,"
+         "warm_lru_pct=40,hot_max_factor=0.2,warm_max_factor=2.0,"
+         "temporary_ttl=61,lru_maintainer,watcher_logbuf_size=256,"
+         "worker_logbuf_size=64,slab_automove_ratio=0.5,"
+         "slab_automove_window=30,no_chunked_items,inline_ascii_resp,"
+         "no_inline_ascii_resp,no_slab_reassign,no_slab_automove,"
+         "read_buf_mem_limit=10,slab_automove,idle_timeout=0,"
+         "slab_chunk_max=524288")
+REFERENCE = "/usr/bin/memcached"
 
 
 def run(args, timeout=10):
@@ -37,6 +67,56 @@ def test_bad_flags(t):
         r = run(root_args() + args)
         t.eq("exit code for %s" % " ".join(args), r.returncode, 64)
         t.check("message for %s" % " ".join(args), len(r.stderr) > 0, r)
+
+
+def test_messages_as_memcached(t):
+    if not t.check("reference memcached installed", os.access(REFERENCE,
+                                                              os.X_OK)):
+        return
+    for args in SAME_MESSAGE:
+        ours = run(root_args() + args)
+        ref = subprocess.run([REFERENCE] + root_args() + ["-l", "127.0.0.1"] +
+                             args, capture_output=True, timeout=10)
+        t.eq("message for %s as memcached" % " ".join(args),
+             ours.stderr.split(b"\n")[0], ref.stderr.split(b"\n")[0])
+        t.check("memcached refuses %s too" % " ".join(args),
+                ref.returncode in (1, 64), ref)
+
+
+def test_idle_timeout(t):
+    srv = Server(["-o", "idle_timeout=1"])
+    idle, busy, mid = Client(srv), Client(srv), Client(srv)
+    mid.send(b"set k 0 0 10\r\nabc")
+    t.check("not closed before idle_timeout", idle.quiet(0.3))
+    for _ in range(12):
+        busy.send(b"version\r\n")
+        t.eq("busy connection served", busy.line(), b"VERSION 1.6.18\r\n")
+        time.sleep(0.25)
+    t.check("an idle connection is closed", idle.closed_by_server(8.0))
+    t.check("a connection mid data block is not", mid.quiet(0.1))
+    mid.send(b"defghij\r\n")
+    t.eq("its set completes", mid.line(), b"STORED\r\n")
+    st = busy.stats()
+    t.eq("idle_kicks", st.get("idle_kicks"), "1")
+    t.eq("idle_timeout setting", busy.stats(b"settings")["idle_timeout"], "1")
+    srv.stop()
+    srv = Server([])
+    t.check("no idle_kicks without idle_timeout (as memcached)",
+            "idle_kicks" not in Client(srv).stats())
+    srv.stop()
+
+
+def test_knobs_accepted(t):
+    for program, extra in ((None, []), (REFERENCE, ["-l", "127.0.0.1"])):
+        who = "memcached 1.6.18" if program else "ours"
+        srv = Server(extra + ["-o", KNOBS], program=program)
+        c = Client(srv)
+        c.send(b"version\r\n")
+        t.eq("%s serves with every knob set" % who, c.line(),
+             b"VERSION 1.6.18\r\n")
+        t.eq("%s: slab_chunk_max after no_chunked_items and its own" % who,
+             c.stats(b"settings").get("slab_chunk_max"), "524288")
+        srv.stop()
 
 
 def test_help_version(t):
@@ -336,7 +416,8 @@ def _tcp_open(port):
 
 def main():
     t = Tally("proto_server")
-    for fn in (test_bad_flags, test_help_version, test_root_rule,
+    for fn in (test_bad_flags, test_messages_as_memcached, test_help_version,
+               test_idle_timeout, test_knobs_accepted, test_root_rule,
                test_listen_default, test_maxconns, test_maxconns_burst,
                test_no_maxconns_fast,
                test_reqs_per_event, test_shutdown, test_verbose,

@@ -2,21 +2,26 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """t/proto_stress.py - a bounded concurrent stress of the server (-t 4,
 several clients, about 8 s): set/get/gets/delete/incr/touch/append/mg/ma,
-flush_all and connection churn mixed over a small shared key space. Every
+flush_all and connection churn mixed over a small shared key space, with
+binary-protocol clients (SET, GETKQ pipelines, INCR with an initial value,
+...) on the same keys. Every
 reply must be one memcached gives; a value read back must be one that was
 stored under that key (values name their key), counters only grow between
 flushes; at the end the server is alive and counts the right connections.
 """
 import os
 import random
+import struct
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mctest import Client, Server, Tally  # noqa
+import proto_bin as pb  # noqa
 
 CLIENTS = 6
+BIN_CLIENTS = 2
 SECONDS = 8.0
 KEYS = 200
 
@@ -116,11 +121,14 @@ class Worker:
                 raise AssertionError("stats did not end with END")
         else:
             c.close()
-            return Client(self.srv)
+            return self.connect()
         return c
 
+    def connect(self):
+        return Client(self.srv)
+
     def run(self):
-        c = Client(self.srv)
+        c = self.connect()
         try:
             while time.time() < self.deadline:
                 c = self.step(c)
@@ -130,10 +138,82 @@ class Worker:
         c.close()
 
 
+def status(packet):
+    return struct.unpack(">H", packet[6:8])[0]
+
+
+class BinWorker(Worker):
+    """The same mix over the binary protocol."""
+
+    def connect(self):
+        return pb.connect(("tcp", self.srv.port))
+
+    def step(self, c):
+        r, k = self.rnd.random(), self.key()
+        if r < 0.30:
+            v = value_for(k, self.rnd)
+            c.send(pb.req(pb.SET, k, pb.sx(0, self.rnd.choice([0, 0, 100])),
+                          v))
+            expect(status(c.packet()), pb.OK)
+        elif r < 0.55:
+            keys = [self.key() for _ in range(self.rnd.randrange(1, 6))]
+            c.send(b"".join(pb.req(pb.GETKQ, x) for x in keys) +
+                   pb.req(pb.NOOP, opaque=pb.MARK))
+            while True:
+                p = c.packet()
+                if p == pb.res(pb.NOOP, opaque=pb.MARK):
+                    break
+                kl, el = struct.unpack(">HB", p[2:5])
+                key = p[24 + el:24 + el + kl]
+                expect(status(p), pb.OK)
+                if key not in keys:
+                    raise AssertionError("getkq answered %r" % key)
+                check_value(key, p[24 + el + kl:])
+        elif r < 0.62:
+            c.send(pb.req(pb.DELETE, k))
+            expect(status(c.packet()), pb.OK, pb.ENOENT)
+        elif r < 0.72:
+            c.send(pb.req(pb.INCR, self.counter, pb.ax(1, 0)))
+            p = c.packet()
+            expect(status(p), pb.OK)
+            n = struct.unpack(">Q", p[24:32])[0]
+            # 0: created again after some client's flush
+            if n != 0 and n <= self.last:
+                raise AssertionError("counter went back %d" % n)
+            self.last = n
+        elif r < 0.77:
+            c.send(pb.req(pb.TOUCH, k, pb.ex(self.rnd.choice([0, 100]))))
+            expect(status(c.packet()), pb.OK, pb.ENOENT)
+        elif r < 0.82:
+            c.send(pb.req(pb.APPEND, k, value=b"vv"))
+            expect(status(c.packet()), pb.OK, pb.NOT_STORED)
+        elif r < 0.90:
+            c.send(pb.req(pb.GATK, k, pb.ex(0)))
+            p = c.packet()
+            if status(p) == pb.OK:
+                check_value(k, p[24 + 4 + len(k):])
+            else:
+                expect(p, pb.res(pb.GATK, pb.ENOENT, key=k))
+        elif r < 0.905:
+            c.send(pb.req(pb.FLUSH))
+            expect(c.packet(), pb.res(pb.FLUSH))
+            self.last = 0
+        elif r < 0.92:
+            c.send(pb.req(pb.STAT, opaque=77))
+            if pb.packets(c)[-1][0] == "BAD HEADER":
+                raise AssertionError("bad STAT packet")
+        else:
+            c.close()
+            return self.connect()
+        return c
+
+
 def test_stress(t):
     srv = Server(["-t", "4", "-m", "8", "-o", "hashpower=12"])
     deadline = time.time() + SECONDS
     workers = [Worker(srv, i, deadline) for i in range(CLIENTS)]
+    workers += [BinWorker(srv, CLIENTS + i, deadline)
+                for i in range(BIN_CLIENTS)]
     threads = [threading.Thread(target=w.run) for w in workers]
     for th in threads:
         th.start()

@@ -429,8 +429,9 @@ MALFORMED = [
     ("lru_crawler usage", b"lru_crawler bogus x\r\n", b"ERROR\r\n"),
     ("meta unknown", b"mx foo\r\n", b"ERROR\r\n"),
     ("meta no key", b"mg\r\n", b"ERROR\r\n"),
-    # No binary protocol: its magic byte is just an unknown command.
-    ("binary protocol magic", b"\x80\x00\x00\x00\r\n", b"ERROR\r\n"),
+    # Only a first byte of 0x80 (the request magic) means binary
+    # (t/proto_bin.py); the response magic is just an unknown command.
+    ("binary response magic", b"\x81\x00\x00\x00\r\n", b"ERROR\r\n"),
 ]
 
 
@@ -501,6 +502,50 @@ def test_garbage_disconnect(t, srv):
     c.close()
 
 
+# memcached closes the connection on an unknown command whose last word
+# starts with "HTTP/"; not on words it sorts by first letter or knows.
+HTTP_LINES = [b"GET / HTTP/1.0", b"PUT /x HTTP/1.1", b"DELETE HTTP/1.1",
+              b"HEAD / HTTP/1.1", b"OPTIONS * HTTP/1.1", b"mget HTTP/1.1",
+              b"HTTP/1.1", b"POST /a b c HTTP/1.0"]
+NOT_HTTP = [
+    ("get of an HTTP-looking key", b"get / HTTP/1.0\r\n", b"END\r\n"),
+    ("s word", b"sx HTTP/1.1\r\n", b"ERROR\r\n"),
+    ("t word", b"tx HTTP/1.1\r\n", b"ERROR\r\n"),
+    ("watch", b"watch HTTP/1.1\r\n", b"ERROR\r\n"),
+    ("lru", b"lru HTTP/1.1\r\n", b"ERROR\r\n"),
+    ("one word", b"GET\r\n", b"ERROR\r\n"),
+    ("HTTP/ not last", b"GET HTTP/1.1 x\r\n", b"ERROR\r\n"),
+]
+
+
+def test_http_lines(t, srv):
+    for line in HTTP_LINES:
+        c = Client(srv)
+        c.send(line + b"\r\n")
+        t.check("%r closes" % line, c.closed_by_server() and c.buf == b"",
+                c.buf)
+        c.close()
+    c = Client(srv)
+    for name, send, want in NOT_HTTP:
+        exchange(t, c, name, send, want)
+    c.close()
+
+
+def test_minus_zero(t, srv):
+    """memcached's unsigned parsers take "-0" (and no other '-')."""
+    c = Client(srv)
+    exchange(t, c, "flags -0", b"set z -0 0 1\r\nx\r\nget z\r\n",
+             b"STORED\r\nVALUE z 0 1\r\nx\r\nEND\r\n")
+    exchange(t, c, "incr -0", b"set zn 0 0 1\r\n7\r\nincr zn -0\r\n",
+             b"STORED\r\n7\r\n")
+    exchange(t, c, "incr -1", b"incr zn -1\r\n",
+             b"CLIENT_ERROR invalid numeric delta argument\r\n")
+    exchange(t, c, "flags -1", b"set z -1 0 1\r\nx\r\n",
+             b"CLIENT_ERROR bad command line format\r\nERROR\r\n")
+    exchange(t, c, "bget", b"bget z\r\n", b"VALUE z 0 1\r\nx\r\nEND\r\n")
+    c.close()
+
+
 def main():
     t = Tally("proto_text")
     srv = Server(["-t", "2"])
@@ -508,7 +553,8 @@ def main():
                test_delete_touch, test_admin, test_pipelining,
                test_binary_values, test_large_values, test_flush_all,
                test_malformed, test_garbage_disconnect, test_expiry,
-               test_delayed_flush, test_number_whitespace):
+               test_delayed_flush, test_number_whitespace, test_http_lines,
+               test_minus_zero):
         t.run(fn, srv)
     t.check("server survived", srv.alive())
     srv.stop()

@@ -59,3 +59,22 @@ TESTS += t/test_softnic_handoff
 t_test_softnic_handoff_SOURCES = t/test_softnic_handoff.c $(SOFTNIC_TEST_SOURCES)
 t_test_softnic_handoff_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
 t_test_softnic_handoff_LDADD = $(SOFTNIC_TEST_LDADD)
+
+# RC over RoCEv2 between two rdn-nicd daemons in network namespaces
+# (t/roce_net.sh drives t/test_roce_net; needs root, skipped otherwise).
+check_PROGRAMS += t/test_roce_net
+t_test_roce_net_SOURCES = t/test_roce_net.c $(SOFTNIC_TEST_SOURCES)
+t_test_roce_net_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
+t_test_roce_net_LDADD = $(SOFTNIC_TEST_LDADD)
+TESTS += t/roce_net.sh
+dist_check_SCRIPTS += t/roce_net.sh t/roce_hostile.py
+# Interop with Linux rxe in a QEMU VM (root, qemu; skipped otherwise).
+TESTS += t/roce_rxe.sh
+dist_check_SCRIPTS += t/roce_rxe.sh
+
+# The RoCEv2 codec against golden bytes.
+check_PROGRAMS += t/test_roce_pkt
+TESTS += t/test_roce_pkt
+t_test_roce_pkt_SOURCES = t/test_roce_pkt.c $(TESTUTIL)
+t_test_roce_pkt_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+t_test_roce_pkt_LDADD = $(RNIC_LIBS) $(CHECK_LIBS)

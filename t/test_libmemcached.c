@@ -4,20 +4,26 @@
  * client no one here wrote) against a running server: set/get with flags,
  * add/replace/append/prepend, mget, gets + cas, incr/decr, delete, touch.
  *
- * Usage: test_libmemcached PORT. Prints "ok <name>" or "FAIL <name>" per
- * check (t/conformance.py counts them) and exits 1 if any failed.
+ * Usage: test_libmemcached PORT [binary]. With "binary" every check runs
+ * over the binary protocol (MEMCACHED_BEHAVIOR_BINARY_PROTOCOL), plus what
+ * only it can do: incr/decr with an initial value, and quiet (noreply)
+ * stores. Prints "ok <name>" or "FAIL <name>" per check (t/conformance.py
+ * counts them) and exits 1 if any failed.
  */
 #include <inttypes.h>
 #include <libmemcached/memcached.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int failures;
+static bool binary;           /* over the binary protocol */
+static const char *mode = ""; /* printed before every check's name */
 
 static void check(const char *name, int ok, const char *detail)
 {
-    printf("%s %s%s%s\n", ok ? "ok" : "FAIL", name, ok ? "" : ": ",
+    printf("%s %s%s%s%s\n", ok ? "ok" : "FAIL", mode, name, ok ? "" : ": ",
            ok ? "" : detail);
     if (!ok)
         failures++;
@@ -61,15 +67,16 @@ static void test_basic(memcached_st *m)
     check_rc(m, "set", put(m, "alpha", "one", 17), MEMCACHED_SUCCESS);
     expect_value(m, "get with flags", "alpha", "one", 17);
     expect_value(m, "get missing", "nothing", NULL, 0);
+    /* The binary protocol's status codes tell the two failures apart. */
     check_rc(m, "add existing", memcached_add(m, "alpha", 5, "x", 1, 0, 0),
-             MEMCACHED_NOTSTORED);
+             binary ? MEMCACHED_DATA_EXISTS : MEMCACHED_NOTSTORED);
     check_rc(m, "add new", memcached_add(m, "beta", 4, "b", 1, 0, 0),
              MEMCACHED_SUCCESS);
     check_rc(m, "replace", memcached_replace(m, "beta", 4, "bb", 2, 0, 3),
              MEMCACHED_SUCCESS);
     check_rc(m, "replace missing",
              memcached_replace(m, "gamma", 5, "g", 1, 0, 0),
-             MEMCACHED_NOTSTORED);
+             binary ? MEMCACHED_NOTFOUND : MEMCACHED_NOTSTORED);
     check_rc(m, "append", memcached_append(m, "alpha", 5, "!", 1, 0, 0),
              MEMCACHED_SUCCESS);
     check_rc(m, "prepend", memcached_prepend(m, "alpha", 5, "<", 1, 0, 0),
@@ -175,20 +182,64 @@ static void test_large(memcached_st *m)
     free(big);
 }
 
+/* Binary protocol only: a missing counter is created with the initial
+ * value; an existing one just moves. */
+static void test_initial(memcached_st *m)
+{
+    uint64_t v = 0;
+
+    check_rc(m, "incr with initial creates",
+             memcached_increment_with_initial(m, "fresh", 5, 3, 42, 0, &v),
+             MEMCACHED_SUCCESS);
+    check("created with the initial value", v == 42, "value");
+    expect_value(m, "created counter reads back", "fresh", "42", 0);
+    check_rc(m, "incr with initial existing",
+             memcached_increment_with_initial(m, "fresh", 5, 3, 42, 0, &v),
+             MEMCACHED_SUCCESS);
+    check("existing counter incremented", v == 45, "value");
+    check_rc(m, "decr with initial creates",
+             memcached_decrement_with_initial(m, "fresh2", 6, 3, 7, 0, &v),
+             MEMCACHED_SUCCESS);
+    check("decr created with the initial value", v == 7, "value");
+}
+
+/* Binary protocol only: noreply becomes the quiet opcodes (SETQ, ...),
+ * which libmemcached ends with a NOOP when it next reads. */
+static void test_quiet(memcached_st *m)
+{
+    memcached_behavior_set(m, MEMCACHED_BEHAVIOR_NOREPLY, 1);
+    check_rc(m, "quiet set", put(m, "q1", "quiet", 5), MEMCACHED_SUCCESS);
+    check_rc(m, "quiet delete missing", memcached_delete(m, "q-none", 6, 0),
+             MEMCACHED_SUCCESS);
+    check_rc(m, "quiet append", memcached_append(m, "q1", 2, "!", 1, 0, 0),
+             MEMCACHED_SUCCESS);
+    memcached_behavior_set(m, MEMCACHED_BEHAVIOR_NOREPLY, 0);
+    expect_value(m, "quiet stores applied", "q1", "quiet!", 5);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s PORT\n", argv[0]);
+    binary = argc == 3 && strcmp(argv[2], "binary") == 0;
+    if (argc != 2 && !binary) {
+        fprintf(stderr, "usage: %s PORT [binary]\n", argv[0]);
         return 2;
     }
     memcached_st *m = memcached_create(NULL);
     memcached_server_add(m, "127.0.0.1", (in_port_t)atoi(argv[1]));
     memcached_behavior_set(m, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, 5000);
+    if (binary) {
+        mode = "binary ";
+        memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+    }
     test_basic(m);
     test_mget(m);
     test_cas(m);
     test_arith(m);
     test_large(m);
+    if (binary) {
+        test_initial(m);
+        test_quiet(m);
+    }
     memcached_free(m);
     return failures ? 1 : 0;
 }

@@ -246,14 +246,20 @@ enum {
     W = MLX5_OPCODE_WAIT,
     E = MLX5_OPCODE_SEND_EN,
     R = MLX5_OPCODE_RDMA_READ,
-    C = MLX5_OPCODE_ATOMIC_CS
+    C = MLX5_OPCODE_ATOMIC_CS,
+    F = MLX5_OPCODE_ATOMIC_FA
 };
 
-/* The default chain: both READs, then all eight CASes, then the releases. */
+/*
+ * The default chain: both READs, then all eight CASes, then the releases,
+ * the lap bookkeeping (three FADDs, one READ of the counters into the
+ * WAITs and SEND_ENs, one into the receive doorbell record), and straight
+ * after it, with no padding, the next unit's head.
+ */
 START_TEST(parallel_search_order)
 {
-    static const uint8_t want[] = {W, E, R, R, C, C, C, C,
-                                   C, C, C, C, W, E, W, E};
+    static const uint8_t want[] = {W, E, R, R, C, C, C, C, C, C, C, C,
+                                   W, E, W, E, F, F, F, R, R, W, E};
     uint8_t got[sizeof(want)];
 
     ring_opcodes(&w.a.l.pipe.w, got, sizeof(got));
@@ -265,8 +271,8 @@ END_TEST
  * (its release WAITs for them); it finds the same keys. */
 START_TEST(seq_search_hits_either_bucket)
 {
-    static const uint8_t want[] = {W, E, R, C, C, C, C, W,
-                                   E, R, C, C, C, C, W, E};
+    static const uint8_t want[] = {W, E, R, C, C, C, C, W, E, R, C, C,
+                                   C, C, W, E, F, F, F, R, R, W, E};
     uint8_t got[sizeof(want)];
 
     w.b.seq = true;

@@ -146,8 +146,8 @@ static int own_cq(struct chain_q *q, const struct chain_q_attr *attr,
 }
 
 /*
- * Registers the send ring (so WQEs can be RDMA targets) with `access` (0:
- * everything) and the sink.
+ * Registers the send ring, if the QP has one, (so WQEs can be RDMA
+ * targets) with `access` (0: everything) and the sink.
  */
 static int register_ring(struct chain_q *q, unsigned access)
 {
@@ -155,11 +155,13 @@ static int register_ring(struct chain_q *q, unsigned access)
                          RNIC_ACCESS_REMOTE_READ | RNIC_ACCESS_REMOTE_ATOMIC;
     int rc;
 
-    rc = rnic_reg_mr(q->dev, q->sq.buf,
-                     (size_t)q->sq.wqebb_cnt * MLX5_SEND_WQE_BB,
-                     access ? access : all, &q->ring_mr);
-    if (rc < 0)
-        return chain_err(rc, "chain_q_open: ring MR: %s", rnic_errmsg());
+    if (q->sq.buf) {
+        rc = rnic_reg_mr(q->dev, q->sq.buf,
+                         (size_t)q->sq.wqebb_cnt * MLX5_SEND_WQE_BB,
+                         access ? access : all, &q->ring_mr);
+        if (rc < 0)
+            return chain_err(rc, "chain_q_open: ring MR: %s", rnic_errmsg());
+    }
     rc = chain_buf_open(q->dev, CHAIN_SINK_BYTES, all, &q->sink_buf);
     if (rc == 0)
         q->sink = chain_buf_loc(&q->sink_buf, 0, CHAIN_SINK_BYTES);
@@ -226,7 +228,11 @@ int chain_q_open(struct rnic_device *dev, const struct chain_q_attr *attr,
     }
     out->qpn = rnic_qp_num(out->qp);
     rc = rnic_qp_sq(out->qp, &out->sq);
-    if (rc < 0) {
+    if (rc == -EOPNOTSUPP) {
+        /* No raw ring (verbs): requests go through rnic_post_send(), and
+         * the ring's size still bounds what is in flight. */
+        out->sq.wqebb_cnt = attr->sq_wqebb;
+    } else if (rc < 0) {
         rc = chain_err(rc, "chain_q_open: %s", rnic_errmsg());
         goto fail;
     }
@@ -234,7 +240,8 @@ int chain_q_open(struct rnic_device *dev, const struct chain_q_attr *attr,
     if (rc < 0)
         goto fail;
     if (attr->rq_wqe) {
-        rc = register_rq_db(out);
+        if (out->sq.buf)
+            rc = register_rq_db(out);
         if (rc < 0)
             goto fail;
         out->rq_size = attr->rq_wqe;
@@ -299,6 +306,10 @@ int chain_q_doorbell(struct chain_q *q)
                          "chain_q_doorbell: QP %u is managed: "
                          "only SEND_EN releases its WQEs",
                          q->qpn);
+    if (!q->sq.buf) { /* rnic_post_send() released every WQE */
+        q->doorbell = q->pi;
+        return 0;
+    }
     rc = rnic_ring_doorbell(q->qp, q->pi);
     if (rc < 0)
         return chain_err(rc, "chain_q_doorbell: %s", rnic_errmsg());

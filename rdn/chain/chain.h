@@ -114,6 +114,13 @@ struct chain_recv {
  * A QP whose send ring the assembler writes. The ring is registered as an
  * MR (local write, remote read/write/atomic), so WQE fields can be the
  * target of RDMA. All indexes are absolute (free-running).
+ *
+ * On a device without a raw ring (verbs), sq.buf is NULL and ring_mr and
+ * rq_db are zero: chain_post() hands each request to rnic_post_send(),
+ * still counting WQEBBs as a ring would (room, retire, completions'
+ * wqe_counter), chain_q_doorbell() has nothing left to release, and what
+ * needs WQE bytes (chain_field() and the constructs built on it, id bits,
+ * cross-channel queues) fails with -EOPNOTSUPP.
  */
 struct chain_q {
     struct rnic_device *dev;

@@ -115,16 +115,12 @@ uint8_t *chain_seg_ptr(const struct chain_q *q, uint32_t index, unsigned seg)
 
 void chain_put_be32(void *p, uint32_t v)
 {
-    be32 be = cpu_to_be32(v);
-
-    memcpy(p, &be, 4);
+    mlx5_put_be32(p, v);
 }
 
 void chain_put_be64(void *p, uint64_t v)
 {
-    be64 be = cpu_to_be64(v);
-
-    memcpy(p, &be, 8);
+    mlx5_put_be64(p, v);
 }
 
 uint64_t chain_ctrl_word(uint8_t opcode, uint8_t ds, uint64_t id48)
@@ -187,40 +183,55 @@ static unsigned wr_ds(const struct chain_wr *wr)
     return dseg ? dseg + wr->nsg : 1;
 }
 
-static void put_data_seg(uint8_t *p, const struct rnic_sge *sge)
-{
-    chain_put_be32(p, sge->length);
-    chain_put_be32(p + 4, sge->lkey);
-    chain_put_be64(p + 8, sge->addr);
-}
-
 /* Writes every segment after the ctrl segment. */
 static void put_segments(struct chain_q *q, uint32_t index,
                          const struct chain_wr *wr)
 {
     unsigned dseg = chain_layout_data_seg(wr->opcode);
-    uint8_t *p;
 
-    if (chain_layout_has_raddr(wr->opcode)) {
-        p = chain_seg_ptr(q, index, 1);
-        chain_put_be64(p, wr->raddr);
-        chain_put_be32(p + 8, wr->rkey);
-        memset(p + 12, 0, 4);
-    }
-    if (chain_layout_is_atomic(wr->opcode)) {
-        p = chain_seg_ptr(q, index, 2);
-        chain_put_be64(p, wr->swap_add);
-        chain_put_be64(p + 8,
-                       wr->opcode == MLX5_OPCODE_ATOMIC_CS ? wr->compare : 0);
-    }
-    if (chain_layout_is_wait_en(wr->opcode)) {
-        p = chain_seg_ptr(q, index, 1);
-        memset(p, 0, 8);
-        chain_put_be32(p + 8, wr->index);
-        chain_put_be32(p + 12, wr->obj);
-    }
+    if (chain_layout_has_raddr(wr->opcode))
+        mlx5_put_raddr_seg(chain_seg_ptr(q, index, 1), wr->raddr, wr->rkey);
+    if (chain_layout_is_atomic(wr->opcode))
+        mlx5_put_atomic_seg(chain_seg_ptr(q, index, 2), wr->opcode,
+                            wr->swap_add, wr->compare);
+    if (chain_layout_is_wait_en(wr->opcode))
+        mlx5_put_wait_en_seg(chain_seg_ptr(q, index, 1), wr->index, wr->obj);
     for (unsigned i = 0; i < wr->nsg; i++)
-        put_data_seg(chain_seg_ptr(q, index, dseg + i), &wr->sg[i]);
+        mlx5_put_data_seg(chain_seg_ptr(q, index, dseg + i), wr->sg[i].length,
+                          wr->sg[i].lkey, wr->sg[i].addr);
+}
+
+/*
+ * A queue without a raw ring (a verbs device) takes whole requests through
+ * rnic_post_send(); wr_id is the WQE's index, so completions carry the
+ * wqe_counter a ring would give. Only WQEs executed as written can be
+ * posted so: a chain that rewrites WQEs needs a ring.
+ */
+static int post_no_ring(struct chain_q *q, const struct chain_wr *wr,
+                        uint8_t written, uint32_t index)
+{
+    struct rnic_send_wr sw = {.wr_id = index,
+                              .opcode = written,
+                              .flags = (uint8_t)(wr->flags & 0xff),
+                              .sg = wr->sg,
+                              .nsg = wr->nsg,
+                              .raddr = wr->raddr,
+                              .rkey = wr->rkey,
+                              .compare = wr->compare,
+                              .swap_add = wr->swap_add,
+                              .imm = wr->imm,
+                              .index = wr->index,
+                              .obj = wr->obj};
+    int rc;
+
+    if (written != wr->opcode || (wr->flags & CHAIN_ID48))
+        return chain_err(-EOPNOTSUPP,
+                         "chain_post: QP %u has no raw send ring (device "
+                         "%s): WQEs written as another opcode or with id "
+                         "bits need softnic or mlx5",
+                         q->qpn, rnic_device_name(q->dev));
+    rc = rnic_post_send(q->qp, &sw);
+    return rc < 0 ? chain_err(rc, "chain_post: %s", rnic_errmsg()) : 0;
 }
 
 int chain_post_as(struct chain_q *q, const struct chain_wr *wr, uint8_t written,
@@ -253,6 +264,12 @@ int chain_post_as(struct chain_q *q, const struct chain_wr *wr, uint8_t written,
     w.nbb = (uint8_t)nbb;
     w.nsg = (uint8_t)wr->nsg;
     w.flags = wr->flags;
+    if (!q->sq.buf) {
+        rc = post_no_ring(q, wr, written, w.index);
+        if (rc < 0)
+            return rc;
+        goto posted;
+    }
     id48 = (wr->flags & CHAIN_ID48) ? wr->id48 : chain_wqe_id48(&w);
 
     /* Zero the blocks first: padding bytes are deterministic. */
@@ -268,7 +285,7 @@ int chain_post_as(struct chain_q *q, const struct chain_wr *wr, uint8_t written,
     ctrl[8] = 0; /* signature */
     ctrl[MLX5_CTRL_FLAGS_OFF] = (uint8_t)(wr->flags & 0xff);
     chain_put_be32(ctrl + MLX5_CTRL_IMM_OFF, wr->imm);
-
+posted:
     q->pi += nbb;
     if (wr->flags & CHAIN_SIGNALED)
         w.cq_count = chain_cq_expect(q->scq, 1);
@@ -560,6 +577,11 @@ int chain_field(const struct chain_wqe *w, enum chain_field f, unsigned i,
                          "chain_field: WQE %u (opcode 0x%02x) has "
                          "no field %d[%u]",
                          w->index, w->layout, (int)f, i);
+    if (!w->q->sq.buf)
+        return chain_err(-EOPNOTSUPP,
+                         "chain_field: QP %u has no raw send ring (device "
+                         "%s): WQE fields need softnic or mlx5",
+                         w->q->qpn, rnic_device_name(w->q->dev));
     *out = chain_loc_mr(w->q->ring_mr, chain_seg_ptr(w->q, w->index, seg) + off,
                         len);
     return 0;
@@ -582,7 +604,7 @@ int chain_wqe_set_sge(const struct chain_wqe *w, unsigned i,
     int rc = chain_field(w, CHAIN_F_DATA, i, &l);
 
     if (rc == 0)
-        put_data_seg(l.ptr, sge);
+        mlx5_put_data_seg(l.ptr, sge->length, sge->lkey, sge->addr);
     return rc;
 }
 
@@ -601,6 +623,9 @@ int chain_wqe_set_raddr(const struct chain_wqe *w, uint64_t raddr,
 
 uint8_t chain_wqe_opcode_now(const struct chain_wqe *w)
 {
+    /* Without a ring, a WQE is what it was posted as. */
+    if (!w->q->sq.buf)
+        return w->opcode;
     return chain_seg_ptr(w->q, w->index, 0)[3];
 }
 

@@ -46,16 +46,18 @@ struct cli {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: rdn-cli [options] get KEY...\n"
-               "       rdn-cli [options] set KEY VALUE [FLAGS [EXPTIME]]\n"
-               "       rdn-cli [options] stats\n"
-               "  -s HOST    server (default 127.0.0.1)\n"
-               "  -p PORT    the server's --rdn-port (default 11212)\n"
-               "  -t PORT    the server's TCP port (default 11211)\n"
-               "  -d DEVICE  RDMA device (default $RDN_DEVICE, else softnic)\n"
-               "  --servers CONFIG  a server list instead (libmemcached's\n"
-               "             configuration string: --SERVER=h:p ...)\n"
-               "  -v         say on stderr who answered each GET (nic/tcp)\n");
+    fprintf(f,
+            "usage: rdn-cli [options] get KEY...\n"
+            "       rdn-cli [options] set KEY VALUE [FLAGS [EXPTIME]]\n"
+            "       rdn-cli [options] stats\n"
+            "  -s HOST    server (default 127.0.0.1)\n"
+            "  -p PORT    the server's --rdn-port (default 11212)\n"
+            "  -t PORT    the server's TCP port (default 11211)\n"
+            "  -d DEVICE  RDMA device: softnic, verbs:IBDEV (verbs:rxe0)\n"
+            "             or mlx5:IBDEV (default $RDN_DEVICE, else softnic)\n"
+            "  --servers CONFIG  a server list instead (libmemcached's\n"
+            "             configuration string: --SERVER=h:p ...)\n"
+            "  -v         say on stderr who answered each GET (nic/tcp)\n");
 }
 
 static int cmd_get(const struct cli *o, int n, char **keys)

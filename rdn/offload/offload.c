@@ -336,6 +336,7 @@ void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
     uint64_t misses = load_relaxed(&o->misses);
 
     pthread_mutex_lock(&o->lock);
+    ofl_watch_catch_up(o);
     for (struct ofl_conn *c = o->conns; c; c = c->next)
         if (c->state == OFL_CONN_READY) {
             hits += c->pipe.hits;
@@ -373,6 +374,7 @@ void rdn_offload_client_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
     stat_u64(fn, ctx, "rdn_horizon_lag",
              o->ops.epoch(o->ops.ctx) - load_seq_cst(&o->horizon));
     pthread_mutex_lock(&o->lock);
+    ofl_watch_catch_up(o);
     for (struct ofl_conn *c = o->conns; c; c = c->next) {
         if (c->state != OFL_CONN_READY)
             continue;

@@ -195,6 +195,12 @@ void ofl_client_forget(struct rdn_offload *o, struct ofl_conn *c);
 
 /* watch.c */
 void *ofl_watch_main(void *arg);
+/*
+ * Counts the receives and completions the watch thread has not seen yet
+ * (lock held), so that reported counts are current although the thread
+ * ticks in batches under load.
+ */
+void ofl_watch_catch_up(struct rdn_offload *o);
 /* Fails a client (lock held): counted, pipeline closed, marked dead. */
 void ofl_conn_fail(struct rdn_offload *o, struct ofl_conn *c, const char *why);
 

@@ -58,6 +58,8 @@ _Static_assert(2 * RDN_BUCKET_SLOTS <= CHAIN_MAX_SGE, "READ scatter list");
  */
 enum { OFL_HEAD_PAIR, OFL_MID_PAIR, OFL_TAIL_PAIR, OFL_PAIRS };
 
+_Static_assert(OFL_PAIRS *CHAIN_LAP_SGES <= CHAIN_MAX_SGE, "counters' READ");
+
 /* What building unit i leaves for the counters and the receive. */
 struct ofl_unit {
     struct chain_wqe wait[OFL_PAIRS], en[OFL_PAIRS];
@@ -202,28 +204,39 @@ static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 }
 
 /*
- * Posts the FADD/READ pair that moves a WAIT + SEND_EN pair of unit i a
- * lap ahead; for the head pair, also the READ that re-posts the unit's
- * receive through the doorbell record (the head's new WAIT count,
- * k + 1 + iters, is that receive's number plus one).
+ * Posts the lap bookkeeping of unit i, after its last WAIT + SEND_EN ran: one
+ * FADD per pair moves that pair's counter a lap ahead, then one READ
+ * (FENCEd: after the three FADDs) copies the unit's three adjacent
+ * counters into the pairs' WAITs and SEND_ENs at once. The head's counter
+ * also re-posts the unit's receive through the doorbell record (its new
+ * WAIT count, k + 1 + iters, is that receive's number plus one). One READ
+ * instead of one per pair keeps the unit within 32 WQEBBs, so no padding
+ * NOPs run between two GETs.
  */
-static int post_patch(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u,
-                      unsigned pair, uint64_t inc)
+static int post_patches(struct ofl_pipe *p, uint32_t i,
+                        const struct ofl_unit *u, uint64_t head_inc,
+                        uint64_t resp_inc)
 {
-    struct chain_loc ctr = counter(p, i, pair);
-    struct rnic_sge sg[CHAIN_LAP_SGES];
-    int rc;
+    struct rnic_sge sg[OFL_PAIRS * CHAIN_LAP_SGES], db[4];
+    int rc = 0;
 
-    chain_lap_sges(&u->wait[pair], &u->en[pair], p->w.sink, sg);
-    rc = chain_fadd(&p->w, ctr, inc, NULL, 0, NULL);
+    for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++)
+        rc =
+            chain_fadd(&p->w, counter(p, i, k),
+                       k == OFL_HEAD_PAIR ? head_inc : resp_inc, NULL, 0, NULL);
+    for (unsigned k = 0; k < OFL_PAIRS; k++)
+        chain_lap_sges(&u->wait[k], &u->en[k], p->w.sink,
+                       &sg[k * CHAIN_LAP_SGES]);
     if (rc == 0)
-        rc = chain_read(&p->w, sg, CHAIN_LAP_SGES, ctr, CHAIN_FENCE, NULL);
-    if (rc == 0 && pair == OFL_HEAD_PAIR) {
-        struct rnic_sge db[4];
-
-        chain_be32_le_sges(p->resp.rq_db, db);
-        rc = chain_read(&p->w, db, 4, chain_loc_part(ctr, 0, 4), 0, NULL);
-    }
+        rc = chain_read(
+            &p->w, sg, OFL_PAIRS * CHAIN_LAP_SGES,
+            chain_buf_loc(&p->ctr, (size_t)i * OFL_PAIRS * 8, OFL_PAIRS * 8),
+            CHAIN_FENCE, NULL);
+    chain_be32_le_sges(p->resp.rq_db, db);
+    if (rc == 0)
+        rc = chain_read(&p->w, db, 4,
+                        chain_loc_part(counter(p, i, OFL_HEAD_PAIR), 0, 4), 0,
+                        NULL);
     return rc;
 }
 
@@ -317,8 +330,8 @@ static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
     if (rc == 0)
         rc = post_release(p, &u->cas[OFL_RESP_WQES - 1], r0 + OFL_RESP_UNIT,
                           OFL_TAIL_PAIR, u);
-    for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++)
-        rc = post_patch(p, i, u, k, k == OFL_HEAD_PAIR ? head_inc : resp_inc);
+    if (rc == 0)
+        rc = post_patches(p, i, u, head_inc, resp_inc);
     if (rc < 0)
         return ofl_err(rc, "unit %u: %s", i, chain_errmsg());
     if (p->w.pi - w0 > OFL_W_UNIT)

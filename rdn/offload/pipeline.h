@@ -28,10 +28,11 @@
  *     WAIT(w CQ: CAS 7)  SEND_EN(resp: the rest of unit i)
  *   (cfg.seq, the paper's RedN-Seq for experiments: READ bucket 1, its
  *   CASes, its release, and only then READ bucket 2 and its CASes.)
- *     per WAIT + SEND_EN pair p (the head, the two above):
- *         FADD ctr_p; READ ctr_p -> that pair's WAIT and SEND_EN (FENCE)
+ *     FADD ctr_p for each WAIT + SEND_EN pair p (the head, the two above)
+ *     READ ctr_head..ctr_tail -> every pair's WAIT and SEND_EN (FENCEd:
+ *         after the FADDs)
  *     READ ctr_head -> resp's receive doorbell record
- *     NOP padding
+ *   (exactly 32 WQEBBs: no padding)
  *
  * Recycling. Both rings hold exactly one lap of `iters` units, so unit i
  * runs again one lap later. Everything a request changes is rewritten by
@@ -39,7 +40,7 @@
  * addresses, compares and the request id; the READs rewrite the response
  * WQEs' ctrl words (back to NOP-shaped match words) and data segments.
  * The indexes are not: each unit keeps three lap counters (chain.h) that its
- * FADD/READ pairs move one lap ahead after the unit's WAITs and SEND_ENs
+ * FADDs and READs move one lap ahead after the unit's WAITs and SEND_ENs
  * ran, and the head counter's new WAIT count is also the receive count
  * to post (k + 1 + iters): copying it into the doorbell record re-posts
  * the unit's receive, whose scatter list never changes. The next fetch of
@@ -67,7 +68,7 @@
 #include "rdn/chain/chain.h"
 
 #define OFL_RESP_WQES (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
-#define OFL_W_UNIT    64                     /* WQEBBs of a worker unit */
+#define OFL_W_UNIT    32                     /* WQEBBs of a worker unit */
 #define OFL_RESP_UNIT 16                     /* WQEBBs of a response unit */
 /* Units per lap at most: the worker's ring is the larger one, and 32768
  * WQEBBs is ConnectX-5's and softnic's limit. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/watch.c - the watch thread: it sleeps on the done CQ (the
- * completions of every client's closing WRITE_IMM) and, in batches, counts
+ * completions of every client's closing WRITE_IMM) or, while GETs keep
+ * coming, for a fixed batch time, and then counts
  * what the pipelines did, fails clients whose QPs broke or whose GETs
  * hang, and moves the reclaim horizon. The pipelines need nothing from it
  * to run (they are recycled chains): while no server process lives, GETs
@@ -22,12 +23,22 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <time.h>
 
 #include "proto/barrier.h"
 #include "rdn/offload/offload_int.h"
 
 #define OFL_WAIT_MS  20 /* idle tick: the horizon moves even without GETs */
 #define OFL_POLL_MAX 64
+/*
+ * Busy tick: after a tick that found completions the thread sleeps this
+ * long instead of waiting for the next completion, so under load it wakes
+ * a few thousand times a second, not once per GET (it shares a core with
+ * the cache's other threads). The done CQ holds 65536 completions, and
+ * the pipelines count from WQE counters, so a late tick loses nothing;
+ * whoever reports counts catches up first (ofl_watch_catch_up()).
+ */
+#define OFL_BATCH_NS 250000
 
 /* Advances the epoch, then records every pipeline's receives (lock). */
 static void snapshot(struct rdn_offload *o, uint64_t epoch)
@@ -72,14 +83,17 @@ static struct ofl_conn *conn_of_qpn(struct rdn_offload *o, uint32_t qpn)
     return NULL; /* a client torn down since: its completion is moot */
 }
 
-/* Hands the done CQ's completions to their pipelines (lock). */
-static void drain_done(struct rdn_offload *o)
+/* Hands the done CQ's completions to their pipelines (lock); returns how
+ * many there were. */
+static unsigned drain_done(struct rdn_offload *o)
 {
     struct rnic_wc wc[OFL_POLL_MAX];
+    unsigned total = 0;
     int n;
 
     while ((n = rnic_poll_cq(o->done.cq, OFL_POLL_MAX, wc)) > 0)
         for (int i = 0; i < n; i++) {
+            total++;
             struct ofl_conn *c = conn_of_qpn(o, wc[i].qpn);
 
             if (c)
@@ -93,6 +107,15 @@ static void drain_done(struct rdn_offload *o)
     if (n < 0) /* nothing it says can be trusted any more */
         for (struct ofl_conn *c = o->conns; c; c = c->next)
             ofl_conn_fail(o, c, "done CQ failed");
+    return total;
+}
+
+void ofl_watch_catch_up(struct rdn_offload *o)
+{
+    for (struct ofl_conn *c = o->conns; c; c = c->next)
+        if (c->state == OFL_CONN_READY)
+            ofl_pipe_poll_recv(&c->pipe); /* a failure: caught by check() */
+    drain_done(o);
 }
 
 /* Fails broken or hung clients (lock). */
@@ -125,17 +148,22 @@ static void check(struct rdn_offload *o, uint64_t now)
 void *ofl_watch_main(void *arg)
 {
     struct rdn_offload *o = arg;
+    const struct timespec batch = {0, OFL_BATCH_NS};
+    bool busy = false;
 
     while (!load_seq_cst(&o->stop)) {
         uint64_t epoch;
 
-        rnic_cq_wait(o->done.cq, OFL_WAIT_MS);
+        if (busy)
+            nanosleep(&batch, NULL);
+        else
+            rnic_cq_wait(o->done.cq, OFL_WAIT_MS);
         epoch = o->ops.epoch(o->ops.ctx);
         o->ops.epoch_advance(o->ops.ctx);
         fence_seq_cst();
         pthread_mutex_lock(&o->lock);
         snapshot(o, epoch);
-        drain_done(o);
+        busy = drain_done(o) > 0;
         check(o, ofl_now_ms());
         advance_horizon(o);
         pthread_mutex_unlock(&o->lock);

@@ -2,7 +2,7 @@
 /*
  * rdn/rnic/provider.h - the table behind rdn/rnic/rnic.h.
  *
- * A provider (softnic in-process, softnic through rdn-nicd, later mlx5)
+ * A provider (softnic in-process, softnic through rdn-nicd, verbs, mlx5)
  * fills a struct rnic_ops and embeds the common object headers below as the
  * first member of its own objects; rdn/rnic/rnic.c checks arguments and
  * dispatches through dev->ops. Adding a hardware provider means adding one
@@ -29,7 +29,8 @@ struct rnic_cq {
 struct rnic_qp {
     struct rnic_device *dev;
     uint32_t num;
-    struct rnic_sq sq;
+    struct rnic_sq sq; /* buf NULL: no raw ring, ops->post_send posts */
+    uint32_t sq_pi;    /* last doorbell rung through rnic.c */
 };
 
 /* What a provider allocates for an MR: the public part first. */
@@ -59,6 +60,11 @@ struct rnic_ops {
     int (*qp_addr)(const struct rnic_qp *qp, struct rnic_addr *out);
     int (*connect)(struct rnic_qp *qp, const struct rnic_addr *remote);
     int (*ring_doorbell)(struct rnic_qp *qp, uint32_t sq_pi);
+    /*
+     * NULL for a provider with a raw ring: rnic.c writes the WQE there and
+     * rings. Set (and sq.buf NULL) for one whose driver owns the ring.
+     */
+    int (*post_send)(struct rnic_qp *qp, const struct rnic_send_wr *wr);
     int (*post_recv)(struct rnic_qp *qp, const struct rnic_sge *sge, unsigned n,
                      uint64_t wr_id);
     /* NULL: the provider has no RDMA-writable record (rnic_qp_rq_doorbell) */
@@ -80,6 +86,12 @@ struct rnic_provider {
     int (*open)(const char *name, const struct rnic_open_opts *opts,
                 struct rnic_device **out);
 };
+
+/*
+ * The completion opcode (enum rnic_wc_opcode) of a send WQE of mlx5 opcode
+ * op; RNIC_WC_NOP for NOP and opcodes without a completion kind.
+ */
+uint8_t rnic_wc_opcode_of(uint8_t op);
 
 /*
  * Records the calling thread's error message (printf format) and returns

@@ -6,17 +6,30 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/mlx5.h"
 #include "rdn/rnic/provider.h"
 #include "rdn/softnic/softnic.h"
+#ifdef HAVE_VERBS
+#include "rdn/verbs/verbs.h"
+#endif
+#ifdef HAVE_MLX5
+#include "rdn/mlx5/mlx5.h"
+#endif
 
 /* Providers tried in order by rnic_open(); a hardware provider goes here. */
 static const struct rnic_provider *const rnic_providers[] = {
     &sn_provider_inproc,
     &sn_provider_daemon,
+#ifdef HAVE_VERBS
+    &verbs_provider,
+#endif
+#ifdef HAVE_MLX5
+    &mlx5_provider,
+#endif
 };
 
 /*
@@ -230,13 +243,136 @@ int rnic_qp_sq(struct rnic_qp *qp, struct rnic_sq *out)
 {
     if (!qp || !out)
         return rnic_err(-EINVAL, "rnic_qp_sq: bad argument");
+    if (!qp->sq.buf)
+        return rnic_err(-EOPNOTSUPP,
+                        "rnic_qp_sq: device %s has no raw send ring (post "
+                        "with rnic_post_send; softnic and mlx5 have one)",
+                        qp->dev->name);
     *out = qp->sq;
     return 0;
 }
 
 int rnic_ring_doorbell(struct rnic_qp *qp, uint32_t sq_pi)
 {
-    return qp->dev->ops->ring_doorbell(qp, sq_pi);
+    int rc = qp->dev->ops->ring_doorbell(qp, sq_pi);
+
+    if (rc == 0)
+        qp->sq_pi = sq_pi;
+    return rc;
+}
+
+/*
+ * The WQE's size in 16-byte segments, or 0 for an opcode rnic_post_send()
+ * does not know: ctrl, then raddr (RDMA, atomics), atomic (CAS, FADD) or
+ * wait/enable, then the data segments.
+ */
+static unsigned send_wr_ds(const struct rnic_send_wr *wr)
+{
+    switch (wr->opcode) {
+    case MLX5_OPCODE_NOP:
+        return 1;
+    case MLX5_OPCODE_SEND:
+    case MLX5_OPCODE_SEND_IMM:
+        return 1 + wr->nsg;
+    case MLX5_OPCODE_RDMA_WRITE:
+    case MLX5_OPCODE_RDMA_WRITE_IMM:
+    case MLX5_OPCODE_RDMA_READ:
+        return 2 + wr->nsg;
+    case MLX5_OPCODE_ATOMIC_CS:
+    case MLX5_OPCODE_ATOMIC_FA:
+        return 3 + wr->nsg;
+    case MLX5_OPCODE_WAIT:
+    case MLX5_OPCODE_SEND_EN:
+    case MLX5_OPCODE_RECV_EN:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+static bool takes_data(uint8_t opcode)
+{
+    return opcode != MLX5_OPCODE_NOP && opcode != MLX5_OPCODE_WAIT &&
+           opcode != MLX5_OPCODE_SEND_EN && opcode != MLX5_OPCODE_RECV_EN;
+}
+
+static uint8_t *ring_seg(const struct rnic_sq *sq, uint32_t index, unsigned s)
+{
+    uint32_t mask = sq->wqebb_cnt * MLX5_SEND_WQE_BB - 1;
+
+    return sq->buf + ((index * MLX5_SEND_WQE_BB + s * MLX5_SEND_WQE_DS) & mask);
+}
+
+/* Writes wr at the producer index last rung and rings past it. */
+static int ring_post(struct rnic_qp *qp, const struct rnic_send_wr *wr,
+                     unsigned ds)
+{
+    unsigned nbb =
+        (ds * MLX5_SEND_WQE_DS + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB;
+    uint32_t pi = qp->sq_pi;
+    unsigned s = 1;
+    uint8_t *ctrl;
+
+    if (nbb > qp->sq.wqebb_cnt)
+        return rnic_err(-ENOSPC, "rnic_post_send: WQE larger than the ring");
+    for (unsigned b = 0; b < nbb; b++)
+        memset(ring_seg(&qp->sq, pi + b, 0), 0, MLX5_SEND_WQE_BB);
+    switch (wr->opcode) {
+    case MLX5_OPCODE_WAIT:
+    case MLX5_OPCODE_SEND_EN:
+    case MLX5_OPCODE_RECV_EN:
+        mlx5_put_wait_en_seg(ring_seg(&qp->sq, pi, s++), wr->index, wr->obj);
+        break;
+    case MLX5_OPCODE_ATOMIC_CS:
+    case MLX5_OPCODE_ATOMIC_FA:
+        mlx5_put_raddr_seg(ring_seg(&qp->sq, pi, s++), wr->raddr, wr->rkey);
+        mlx5_put_atomic_seg(ring_seg(&qp->sq, pi, s++), wr->opcode,
+                            wr->swap_add, wr->compare);
+        break;
+    case MLX5_OPCODE_RDMA_WRITE:
+    case MLX5_OPCODE_RDMA_WRITE_IMM:
+    case MLX5_OPCODE_RDMA_READ:
+        mlx5_put_raddr_seg(ring_seg(&qp->sq, pi, s++), wr->raddr, wr->rkey);
+        break;
+    }
+    for (unsigned i = 0; i < wr->nsg; i++)
+        mlx5_put_data_seg(ring_seg(&qp->sq, pi, s++), wr->sg[i].length,
+                          wr->sg[i].lkey, wr->sg[i].addr);
+    ctrl = ring_seg(&qp->sq, pi, 0);
+    mlx5_put_be32(ctrl, mlx5_ctrl_word0(0, (uint16_t)pi, wr->opcode));
+    mlx5_put_be32(ctrl + 4, mlx5_ctrl_word1(qp->num, (uint8_t)ds));
+    ctrl[MLX5_CTRL_FLAGS_OFF] = wr->flags;
+    mlx5_put_be32(ctrl + MLX5_CTRL_IMM_OFF, wr->imm);
+    return rnic_ring_doorbell(qp, pi + nbb);
+}
+
+int rnic_post_send(struct rnic_qp *qp, const struct rnic_send_wr *wr)
+{
+    const uint8_t flags =
+        MLX5_WQE_CTRL_CQ_UPDATE | MLX5_WQE_CTRL_FENCE | MLX5_WQE_CTRL_SOLICITED;
+    unsigned ds;
+
+    if (!qp || !wr || (wr->nsg && !wr->sg) || wr->nsg > RNIC_SEND_MAX_SGE ||
+        (wr->flags & ~flags))
+        return rnic_err(-EINVAL, "rnic_post_send: bad argument");
+    ds = send_wr_ds(wr);
+    if (!ds)
+        return rnic_err(-EINVAL, "rnic_post_send: unknown opcode 0x%02x",
+                        wr->opcode);
+    if ((wr->opcode == MLX5_OPCODE_ATOMIC_CS ||
+         wr->opcode == MLX5_OPCODE_ATOMIC_FA) &&
+        (wr->nsg != 1 || wr->sg[0].length != 8 || (wr->raddr & 7)))
+        return rnic_err(-EINVAL, "rnic_post_send: an atomic needs one "
+                                 "8-byte result buffer and an 8-aligned "
+                                 "target");
+    if (wr->nsg && !takes_data(wr->opcode))
+        return rnic_err(-EINVAL,
+                        "rnic_post_send: opcode 0x%02x takes no "
+                        "data segments",
+                        wr->opcode);
+    if (qp->dev->ops->post_send)
+        return qp->dev->ops->post_send(qp, wr);
+    return ring_post(qp, wr, ds);
 }
 
 int rnic_post_recv(struct rnic_qp *qp, const struct rnic_sge *sge, unsigned n,

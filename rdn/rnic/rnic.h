@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/byteorder.h"
+
 struct rnic_device;
 struct rnic_cq;
 struct rnic_qp;
@@ -68,15 +70,19 @@ struct rnic_open_opts {
 
 /*
  * Opens a device by name: "softnic" (through the rdn-nicd daemon, started if
- * absent), "softnic-inproc" (an engine inside this process, for tests), or a
- * hardware device name ("mlx5_0"). NULL or "" means $RDN_DEVICE, else
- * "softnic". opts may be NULL (all defaults).
+ * absent), "softnic-inproc" (an engine inside this process, for tests),
+ * "verbs:<ibv device>" (any RDMA NIC through libibverbs, e.g. "verbs:rxe0",
+ * "verbs:mlx5_0": RC send/receive, RDMA and atomics, no cross-channel), or
+ * "mlx5:<ibv device>" (a ConnectX through mlx5dv/DevX, with the raw ring
+ * and the cross-channel features, where built). NULL or "" means
+ * $RDN_DEVICE, else "softnic". opts may be NULL (all defaults).
  *
  * Returns 0 with *out set, or a negative errno with *out NULL: -ENODEV (no
  * provider has that device), -EBUSY (opts->domain is held by a live
  * process), -EINVAL (a bad option, e.g. an unknown timing model),
- * -ENOMEM, or the error of reaching or starting rdn-nicd. The caller owns
- * the device and closes it with rnic_close().
+ * -ENOMEM, or the error of reaching or starting rdn-nicd (or of opening
+ * the hardware device). The caller owns the device and closes it with
+ * rnic_close().
  */
 int rnic_open(const char *name, const struct rnic_open_opts *opts,
               struct rnic_device **out);
@@ -162,14 +168,16 @@ int rnic_dereg_mr(struct rnic_mr *mr);
 
 enum rnic_wc_status {
     RNIC_WC_SUCCESS = 0,
-    RNIC_WC_LOC_LEN_ERR,     /* scatter list too short, bad length */
-    RNIC_WC_LOC_QP_OP_ERR,   /* malformed WQE: bad opcode, ds, ring */
-    RNIC_WC_LOC_PROT_ERR,    /* bad lkey, bounds or local access */
-    RNIC_WC_WR_FLUSH_ERR,    /* flushed: the QP was in the error state */
-    RNIC_WC_REM_INV_REQ_ERR, /* remote: no receive queue, bad request */
-    RNIC_WC_REM_ACCESS_ERR,  /* remote: bad rkey, bounds or access */
-    RNIC_WC_REM_OP_ERR,      /* remote: the responder failed the op */
-    RNIC_WC_RETRY_EXC_ERR,   /* the peer is gone (disconnected) */
+    RNIC_WC_LOC_LEN_ERR,       /* scatter list too short, bad length */
+    RNIC_WC_LOC_QP_OP_ERR,     /* malformed WQE: bad opcode, ds, ring */
+    RNIC_WC_LOC_PROT_ERR,      /* bad lkey, bounds or local access */
+    RNIC_WC_WR_FLUSH_ERR,      /* flushed: the QP was in the error state */
+    RNIC_WC_REM_INV_REQ_ERR,   /* remote: no receive queue, bad request */
+    RNIC_WC_REM_ACCESS_ERR,    /* remote: bad rkey, bounds or access */
+    RNIC_WC_REM_OP_ERR,        /* remote: the responder failed the op */
+    RNIC_WC_RETRY_EXC_ERR,     /* the peer is gone (disconnected) */
+    RNIC_WC_RNR_RETRY_EXC_ERR, /* RoCE: the peer had no receive posted,
+                                  rnr_retry times */
 };
 
 enum rnic_wc_opcode {
@@ -286,6 +294,27 @@ enum rnic_qp_flags {
  * SENDs), so that no rkey of the device is reachable through it.
  */
 
+/*
+ * Reliability over a network (softnic's RoCEv2; verbs' QP attributes of
+ * the same names), used when the QP connects to a peer on another host.
+ * All 0 means the defaults: timeout 14 (67 ms), retry_cnt 7, rnr_retry 7
+ * (retry for ever), min_rnr_timer 12 (0.64 ms).
+ *   timeout        1..31: the ACK timeout is 4.096 us * 2^timeout
+ *   retry_cnt      0..7: retransmissions after a timeout or a lost
+ *                  response before the WQE fails with RETRY_EXC_ERR
+ *   rnr_retry      0..7 (7 = for ever): retries after an RNR NAK before
+ *                  the WQE fails with RNR_RETRY_EXC_ERR
+ *   min_rnr_timer  1..31 (IBA's table, 0.01 ms..491.52 ms; 0 = 655.36 ms):
+ *                  the delay this QP's RNR NAKs ask of its peer
+ */
+struct rnic_qp_rc_attr {
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;
+    unsigned set; /* nonzero: use the four fields above, else defaults */
+};
+
 struct rnic_qp_init_attr {
     struct rnic_cq *send_cq;
     struct rnic_cq *recv_cq;
@@ -294,6 +323,7 @@ struct rnic_qp_init_attr {
     uint32_t max_recv_sge; /* 1..16 */
     unsigned flags;        /* enum rnic_qp_flags */
     unsigned access;       /* REMOTE_* bits, with RNIC_QP_RESTRICT_ACCESS */
+    struct rnic_qp_rc_attr rc; /* across hosts; zeroed = defaults */
 };
 
 enum rnic_qp_state {
@@ -325,10 +355,40 @@ uint32_t rnic_qp_num(const struct rnic_qp *qp);
 /* Returns the QP's state now (RNIC_QPS_ERR for NULL); any thread. */
 enum rnic_qp_state rnic_qp_state(const struct rnic_qp *qp);
 
-/* The address a peer needs to connect to a QP; exchange it out of band. */
+/*
+ * The address a peer needs to connect to a QP; exchange it out of band.
+ * 32 bytes, the same for every provider, so that a verbs peer (e.g. Linux
+ * rxe) and softnic can exchange it through the same handshake. Multi-byte
+ * fields are big-endian. priv has 4 bytes, not 8: the fields before it
+ * take 28 of the handshake's 32.
+ */
 struct rnic_addr {
-    uint8_t bytes[32];
+    union {
+        uint8_t bytes[32];
+        struct {
+            uint8_t gid[16]; /* IPv6 GID; IPv4 as ::ffff:a.b.c.d */
+            be32 qpn;        /* low 24 bits */
+            be32 psn;        /* initial PSN, low 24 bits */
+            be16 udp_port;   /* RoCEv2 destination port; 0 = 4791 */
+            uint8_t mtu;     /* path MTU as enum ibv_mtu: 1=256..5=4096 */
+            uint8_t flags;   /* RNIC_ADDR_GID: gid is valid */
+            uint8_t priv[4]; /* provider-private (softnic: engine id) */
+        };
+    };
 };
+
+_Static_assert(sizeof(struct rnic_addr) == 32, "rnic_addr is 32 bytes");
+
+#define RNIC_ADDR_GID  0x01 /* flags: gid holds a network address */
+#define RNIC_ROCE_PORT 4791 /* RoCEv2's UDP destination port (IANA) */
+#define RNIC_MTU_256   1
+#define RNIC_MTU_4096  5
+
+/* Path MTU in bytes of an enum ibv_mtu code (1..5), 0 for others. */
+static inline uint32_t rnic_mtu_bytes(uint8_t mtu)
+{
+    return mtu >= 1 && mtu <= 5 ? 128u << mtu : 0;
+}
 
 /* Writes the QP's address into *out. Returns 0 or -EINVAL. */
 int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out);
@@ -337,7 +397,8 @@ int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out);
  * Connects qp (RC, RESET -> RTS) to the QP that produced remote; a QP may
  * connect to itself. Returns 0, or -EINVAL (not an address of this
  * provider, or qp already connected), -ENOENT (no such peer QP),
- * -EHOSTUNREACH (the peer is on another softnic engine).
+ * -EHOSTUNREACH (the peer is on another host and this device has no
+ * network endpoint: softnic needs rdn-nicd --listen).
  */
 int rnic_connect(struct rnic_qp *qp, const struct rnic_addr *remote);
 
@@ -351,7 +412,12 @@ struct rnic_sq {
     uint32_t wqebb_cnt;
 };
 
-/* Describes qp's send ring in *out (owned by qp). Returns 0 or -EINVAL. */
+/*
+ * Describes qp's send ring in *out (owned by qp). Returns 0, -EINVAL, or
+ * -EOPNOTSUPP when the provider has no ring that callers may write (verbs:
+ * libibverbs owns its rings); such a QP is posted to through
+ * rnic_post_send() only.
+ */
 int rnic_qp_sq(struct rnic_qp *qp, struct rnic_sq *out);
 
 /*
@@ -369,6 +435,55 @@ struct rnic_sge {
     uint32_t length;
     uint32_t lkey;
 };
+
+/*
+ * One send work request for rnic_post_send(). opcode is an mlx5 opcode
+ * (proto/mlx5.h); every provider takes SEND, SEND_IMM, RDMA_WRITE,
+ * RDMA_WRITE_IMM, RDMA_READ, ATOMIC_CS and ATOMIC_FA; NOP, WAIT, SEND_EN
+ * and RECV_EN only those with a raw ring (softnic, mlx5). flags are the
+ * ctrl segment's MLX5_WQE_CTRL_CQ_UPDATE (a completion), _FENCE and
+ * _SOLICITED. Fields by opcode:
+ *   SEND(_IMM)          sg/nsg gather, (imm, host order)
+ *   RDMA_WRITE(_IMM)    sg/nsg gather, raddr, rkey, (imm)
+ *   RDMA_READ           sg/nsg scatter, raddr, rkey
+ *   ATOMIC_CS / _FA     sg: one 8-byte result buffer (the old value, host
+ *                       order), raddr (8-aligned), rkey, compare, swap_add
+ *                       (host values of the 8 target bytes)
+ *   WAIT                index (CQ count), obj (CQN)
+ *   SEND_EN / RECV_EN   index (producer index), obj (QPN)
+ */
+#define RNIC_SEND_MAX_SGE 30 /* data segments of one send WQE (ConnectX-5) */
+
+struct rnic_send_wr {
+    uint64_t wr_id; /* no ring: its completion's wr_id and wqe_counter */
+    uint8_t opcode; /* enum mlx5_opcode */
+    uint8_t flags;  /* MLX5_WQE_CTRL_* */
+    const struct rnic_sge *sg;
+    unsigned nsg; /* 0..RNIC_SEND_MAX_SGE */
+    uint64_t raddr;
+    uint32_t rkey;
+    uint64_t compare, swap_add;
+    uint32_t imm;
+    uint32_t index, obj;
+};
+
+/*
+ * Posts one send work request and releases it to the NIC: the way to post
+ * on every provider. A provider without a raw ring hands it to its driver
+ * (verbs: ibv_post_send); one with a ring writes the WQE at the producer
+ * index last rung (rnic_ring_doorbell) and rings past it, so a caller that
+ * also writes the ring itself must ring its own WQEs first. The send
+ * completion's wqe_counter is the low 16 bits of the WQE's ring index: on
+ * a ring provider the producer index it was written at, on a provider
+ * without one (uint16_t)wr_id, so a caller that numbers its requests in
+ * WQEBBs (rdn/chain) gets the counters a ring would give. Returns 0;
+ * -EOPNOTSUPP for an opcode the device cannot post (rnic_errmsg() names the
+ * provider that can); -ENOSPC when a driver's queue is full (a ring
+ * provider does not track completions: the caller keeps at most the
+ * ring's size in flight, as with the raw ring); -EINVAL for a malformed
+ * request. Threads: as the ring, one poster per QP at a time.
+ */
+int rnic_post_send(struct rnic_qp *qp, const struct rnic_send_wr *wr);
 
 /*
  * Posts one receive WQE with n (1..max_recv_sge) scatter entries, which may

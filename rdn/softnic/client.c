@@ -42,7 +42,6 @@ struct sn_cdev {
     struct rnic_device base;
     struct sn_transport *tp;
     uint32_t id;
-    uint64_t engine_id;
     struct sn_shm_ctl *ctl;
     int timed;
     pthread_mutex_t lock; /* protects mems and handles */
@@ -221,7 +220,6 @@ int sn_client_open(const char *name, struct sn_transport *tp,
     if (rc < 0)
         goto err_free_dev;
     d->ctl = ctl;
-    d->engine_id = resp.u.hello.engine_id;
     sn_open_req(&req, opts);
     rc = sn_call(d, &req, -1, &resp, NULL);
     if (rc < 0)
@@ -631,6 +629,7 @@ static int sn_create_qp(struct rnic_device *dev,
     req.u.qp.rq_wqe = attr->rq_wqe;
     req.u.qp.rq_sge = attr->rq_wqe ? attr->max_recv_sge : 0;
     req.u.qp.flags = attr->flags;
+    req.u.qp.rc = attr->rc;
     req.u.qp.access = attr->flags & RNIC_QP_RESTRICT_ACCESS
                           ? attr->access
                           : RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ |
@@ -677,14 +676,15 @@ static enum rnic_qp_state sn_qp_state(const struct rnic_qp *qp_)
 
 static int sn_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out)
 {
-    struct sn_addr a = {
-        .magic = SN_ADDR_MAGIC,
-        .qpn = qp->num,
-        .engine_id = sn_dev(qp->dev)->engine_id,
-    };
+    struct sn_ctl_req req = {.op = SN_CTL_QP_ADDR};
+    struct sn_ctl_resp resp;
+    int rc;
 
-    memcpy(out, &a, sizeof(a));
-    return 0;
+    req.u.obj.num = qp->num;
+    rc = sn_call(sn_dev(qp->dev), &req, -1, &resp, NULL);
+    if (rc == 0)
+        *out = resp.u.addr;
+    return rc;
 }
 
 static int sn_connect(struct rnic_qp *qp, const struct rnic_addr *remote)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "rdn/softnic/obj_int.h"
+#include "rdn/softnic/roce_int.h"
 
 #define sn_foreach_safe(l, n, head)                                            \
     for ((l) = (head)->next, (n) = (l)->next; (l) != (head);                   \
@@ -51,6 +52,25 @@ int sn_engine_defaults(struct sn_engine *e, const char *model, int strict,
 }
 
 /* What the whole engine holds (devices of every session, and orphans). */
+static void sn_stats_roce(struct sn_engine *e, struct sn_ctl_resp *resp)
+{
+    struct sn_roce_stats st;
+
+    sn_roce_stats(e, &st);
+    resp->u.stats.roce_tx = st.tx_pkts;
+    resp->u.stats.roce_rx = st.rx_pkts;
+    resp->u.stats.retrans = st.retrans;
+    resp->u.stats.timeouts = st.timeouts;
+    resp->u.stats.seq_naks_rx = st.seq_naks_rx;
+    resp->u.stats.seq_naks_tx = st.seq_naks_tx;
+    resp->u.stats.rnr_naks_rx = st.rnr_naks_rx;
+    resp->u.stats.rnr_naks_tx = st.rnr_naks_tx;
+    resp->u.stats.dups_rx = st.dups_rx;
+    resp->u.stats.roce_errors = st.errors;
+    for (int i = 0; i < SN_RC_DROP_N; i++)
+        resp->u.stats.drops += st.drops[i];
+}
+
 static void sn_stats(struct sn_engine *e, struct sn_ctl_resp *resp)
 {
     for (struct sn_link *l = e->devs.next; l != &e->devs; l = l->next) {
@@ -69,6 +89,7 @@ static void sn_stats(struct sn_engine *e, struct sn_ctl_resp *resp)
         for (m = d->qps.next; m != &d->qps; m = m->next)
             resp->u.stats.qps++;
     }
+    sn_stats_roce(e, resp);
 }
 
 int sn_engine_has_devices(struct sn_engine *e)
@@ -480,6 +501,12 @@ static int sn_ctl_dev_op(struct sn_dev *d, const struct sn_ctl_req *req,
         if (!qp)
             return sn_fail(resp, -ENOENT, "rnic_connect: no such QP");
         return sn_qp_connect(qp, &req->u.connect.remote, resp);
+    case SN_CTL_QP_ADDR:
+        qp = sn_qp_find(d, req->u.obj.num);
+        if (!qp)
+            return sn_fail(resp, -ENOENT, "rnic_qp_addr: no such QP");
+        sn_roce_addr(qp, &resp->u.addr);
+        return 0;
     case SN_CTL_PERSIST:
         return sn_persist(d, req, resp);
     case SN_CTL_ATTACH:

@@ -17,8 +17,10 @@
 
 #include "rdn/rnic/rnic.h"
 
-#define SN_CTL_VERSION 3 /* 2: QP responder access; 3: big-endian rq_db */
-#define SN_PATH_MAX    256
+#define SN_CTL_VERSION                                                         \
+    4 /* 2: QP responder access; 3: big-endian rq_db;                          \
+         4: RoCE (QP_ADDR, rc attributes) */
+#define SN_PATH_MAX 256
 
 enum sn_ctl_op {
     SN_CTL_HELLO = 1, /* -> ctl page fd, engine id, daemon pid */
@@ -34,8 +36,9 @@ enum sn_ctl_op {
     SN_CTL_QP_DESTROY,
     SN_CTL_QP_CONNECT,
     SN_CTL_PERSIST,
-    SN_CTL_ATTACH, /* -> the object's description and fd */
-    SN_CTL_STATS,  /* -> what the whole engine holds */
+    SN_CTL_ATTACH,  /* -> the object's description and fd */
+    SN_CTL_STATS,   /* -> what the whole engine holds */
+    SN_CTL_QP_ADDR, /* obj.num: QPN -> its rnic_addr */
 };
 
 struct sn_ctl_req {
@@ -70,6 +73,7 @@ struct sn_ctl_req {
             uint64_t va;
             uint32_t send_cqn, recv_cqn, sq_wqebb, rq_wqe, rq_sge, flags;
             uint32_t access; /* REMOTE_* bits served (responder) */
+            struct rnic_qp_rc_attr rc;
         } qp;
         struct {
             uint32_t num; /* CQN or QPN */
@@ -125,7 +129,12 @@ struct sn_ctl_resp {
             uint32_t devices; /* live and orphaned */
             uint32_t orphans; /* persistent domains without a process */
             uint32_t mems, mrs, cqs, qps;
+            /* RoCE endpoint counters (0 without --listen) */
+            uint64_t roce_tx, roce_rx, retrans, timeouts;
+            uint64_t seq_naks_rx, seq_naks_tx, rnr_naks_rx, rnr_naks_tx;
+            uint64_t dups_rx, roce_errors, drops;
         } stats;
+        struct rnic_addr addr; /* QP_ADDR */
     } u;
 };
 

@@ -32,6 +32,7 @@
 
 #include "proto/barrier.h"
 #include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/roce_int.h"
 
 #define SN_SLEEP_SLACK_NS 100000u /* timers nearer than this: spin */
 #define SN_PEER_CHECK     2       /* spin steps between looks at peers */
@@ -158,7 +159,7 @@ static void sn_heap_down(struct sn_thread *t, uint32_t i)
     sn_heap_set(t, i, tm);
 }
 
-static void sn_timer_add(struct sn_thread *t, struct sn_timer *tm)
+void sn_timer_add(struct sn_thread *t, struct sn_timer *tm)
 {
     if (t->heap_len == t->heap_cap) {
         uint32_t cap = t->heap_cap ? t->heap_cap * 2 : 256;
@@ -219,6 +220,8 @@ static int sn_run_timers(struct sn_thread *t)
         sn_timer_cancel(t, tm);
         if (tm->kind == SN_TM_QP)
             sn_kick(t, sn_container_of(tm, struct sn_qp, tm));
+        else if (tm->kind == SN_TM_RC)
+            sn_rc_timer(t, tm);
         else
             sn_deliver(t, sn_container_of(tm, struct sn_pkt, tm));
         n++;
@@ -415,12 +418,14 @@ static void *sn_thread_main(void *arg)
         work = sn_bits_drain(t->sh->summary, t->sh->dirty,
                              SN_MAX_OBJS / 64 / 64, sn_on_dirty, t);
         work += sn_drain_inbox(t);
+        work += sn_rc_flush_acks(t);
         work += sn_bits_drain(t->cq_ev.summary, t->cq_ev.bits,
                               SN_MAX_OBJS / 64 / 64, sn_cq_event, t);
         work += sn_run_timers(t);
         work += sn_run_local(t);
         work += sn_run_runq(t);
         work += sn_run_local(t);
+        work += sn_rc_flush_acks(t);
         if (work) {
             idle_since = 0;
             continue;
@@ -473,6 +478,7 @@ static struct sn_thread *sn_thread_new(struct sn_engine *e, unsigned i,
     t->cpu = o->ncpus ? o->cpus[i % o->ncpus] : -1;
     t->spin_ns = o->spin_ns;
     sn_list_init(&t->runq);
+    sn_list_init(&t->rc_acks);
     for (size_t c = 0; c < SN_MAX_OBJS; c++)
         sn_list_init(&t->cqwait[c]);
     return t;

@@ -134,7 +134,7 @@ struct sn_timer {
 };
 
 #define SN_TIMER_IDLE UINT32_MAX
-enum { SN_TM_QP = 1, SN_TM_PKT = 2 };
+enum { SN_TM_QP = 1, SN_TM_PKT = 2, SN_TM_RC = 3 };
 
 /* A packet in flight; struct sn_wire is what would cross a link. */
 struct sn_pkt {
@@ -166,6 +166,8 @@ struct sn_engine;
 struct sn_thread;
 struct sn_session;
 struct sn_trace;
+struct sn_rc;
+struct sn_roce_port;
 
 /* A piece of shared memory the engine mapped (mem_alloc, CQ, QP). */
 struct sn_area {
@@ -278,6 +280,9 @@ struct sn_qp {
     uint32_t psn;     /* next request sequence number */
     uint32_t rq_ci;
     uint64_t next_ns; /* timed: earliest start of the next WQE */
+    /* timed: latest arrival of a request / a response sent to this QP
+     * (written only by its peer's thread: a connection keeps its order) */
+    uint64_t rx_req_ns, rx_resp_ns;
     enum sn_block block;
     uint32_t wait_cqn, wait_idx, wait_nbb;
     uint64_t wait_fetch_ns; /* trace: when the blocked WAIT was read */
@@ -291,6 +296,11 @@ struct sn_qp {
     struct sn_link run, wait;
     bool in_run, in_wait;
     struct sn_timer tm;
+
+    /* RoCE (roce.c): set before RTS when the peer is on another host. */
+    struct sn_rc *rc;
+    uint32_t rc_ipsn;               /* initial PSN its address announces */
+    struct rnic_qp_rc_attr rc_attr; /* timeout, retry counts */
 };
 
 struct sn_dev {
@@ -303,8 +313,11 @@ struct sn_dev {
     struct sn_timing tm;
     uint32_t strict;
     struct sn_trace *trace;
-    bool own_trace;      /* trace opened for this device (else the default) */
-    uint64_t tx_free_ns; /* timed: when the port is free (atomic) */
+    bool own_trace; /* trace opened for this device (else the default) */
+    struct sn_timing_res tx; /* timed: the port */
+    /* timed: when each processing unit is free; the atomic unit */
+    uint64_t pu_free_ns[SN_TIMING_MAX_PU];
+    struct sn_timing_res atomic;
     struct sn_link areas, mrs, cqs, qps;
 };
 
@@ -327,6 +340,7 @@ struct sn_thread {
     struct sn_pool pools[SN_POOL_CLASSES];
     uint32_t spin_ns;
     uint32_t spin_steps;               /* idle spin steps (peer checks) */
+    struct sn_link rc_acks;            /* RoCE QPs with an ACK to send */
     uint64_t peer_seq[SN_MAX_THREADS]; /* peers' qs_seq at our last check */
 };
 
@@ -350,6 +364,7 @@ struct sn_engine {
     char def_model[16];         /* for devices that name no model */
     uint32_t def_strict;        /* likewise, strict window */
     struct sn_trace *def_trace; /* likewise, shared trace (may be NULL) */
+    struct sn_roce_port *roce;  /* the RoCEv2 endpoint, NULL: none */
 };
 
 struct sn_engine_opts {
@@ -378,6 +393,8 @@ void sn_timer_qp(struct sn_thread *t, struct sn_qp *qp, uint64_t at);
 /* Queues a packet for its ready time on thread t (owner thread only). */
 void sn_timer_pkt(struct sn_thread *t, struct sn_pkt *p);
 void sn_timer_cancel(struct sn_thread *t, struct sn_timer *tm);
+/* Queues timer tm (idle) for tm->at on thread t (owner thread only). */
+void sn_timer_add(struct sn_thread *t, struct sn_timer *tm);
 /* Looks a QP or CQ up by number; NULL if there is none. */
 struct sn_qp *sn_qp_lookup(struct sn_engine *e, uint32_t qpn);
 struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn);
@@ -388,12 +405,15 @@ struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload);
 void sn_pkt_free(struct sn_thread *t, struct sn_pkt *p);
 void sn_pool_drain(struct sn_thread *t);
 /*
- * Sends p from device dev (at time `depart` for timed devices) to the
- * thread owning p->h.dst_qpn; a packet to no QP comes back as a NAK
- * (requests) or is dropped.
+ * Sends p from QP qp (at time `depart` for timed devices) to the thread
+ * owning p->h.dst_qpn; a packet to no QP comes back as a NAK (requests) or
+ * is dropped. A QP whose peer is on another host hands p to RoCE instead
+ * (sn_rc_output), which takes ownership.
  */
-void sn_send(struct sn_thread *t, struct sn_dev *dev, struct sn_pkt *p,
+void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
              uint64_t depart);
+/* Pushes p onto thread dt's inbox (any thread) and wakes it. */
+void sn_thread_push(struct sn_thread *dt, struct sn_pkt *p);
 /* Handles a packet that is ready (responder or requester side). */
 void sn_deliver(struct sn_thread *t, struct sn_pkt *p);
 
@@ -492,6 +512,14 @@ bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p);
 void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp);
 /* Flushes every posted receive with WR_FLUSH_ERR (QP in error). */
 void sn_rq_flush(struct sn_thread *t, struct sn_qp *qp);
+/*
+ * The remote range request p names, if this QP serves the operation (its
+ * responder access has need) and the rkey allows it; NULL otherwise.
+ */
+uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
+                         const struct sn_pkt *p, uint64_t len, unsigned need);
+/* Receive WQEs posted and enabled, not yet consumed. */
+uint32_t sn_rq_avail(struct sn_qp *qp);
 /* Sends a response packet for request req (responder side). */
 void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
                 uint8_t type, uint8_t status, const void *data, uint32_t len,

@@ -15,6 +15,7 @@
 
 #include "proto/barrier.h"
 #include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/roce_int.h"
 
 static const uint32_t sn_pool_cap[SN_POOL_CLASSES] = {256, 4096, 65536};
 #define SN_POOL_KEEP 1024
@@ -95,17 +96,56 @@ static uint32_t sn_pkt_payload(const struct sn_pkt *p)
     }
 }
 
-/* Arrival time of a packet leaving dev's port at depart (timed devices). */
-static uint64_t sn_wire_arrival(struct sn_dev *dev, const struct sn_pkt *p,
-                                uint64_t depart)
+/* Port time of a message that starts a request (its rate), else 0. */
+static uint32_t sn_pkt_msg_ns(const struct sn_timing *tm,
+                              const struct sn_pkt *p)
 {
-    uint64_t ser = sn_timing_ser_ns(&dev->tm, sn_pkt_payload(p));
-    uint64_t free_at = load_relaxed(&dev->tx_free_ns), start;
+    switch (p->h.type) {
+    case SN_PKT_READ:
+        return tm->rd_msg_ns;
+    case SN_PKT_WRITE:
+    case SN_PKT_WRITE_IMM:
+    case SN_PKT_SEND:
+    case SN_PKT_SEND_IMM:
+        return tm->wr_msg_ns;
+    default:
+        return 0;
+    }
+}
 
-    do {
-        start = depart > free_at ? depart : free_at;
-    } while (!cas_relaxed(&dev->tx_free_ns, &free_at, start + ser));
-    return start + ser + dev->tm.wire_ns;
+/*
+ * Arrival time at dst of a packet leaving dev's port at depart (timed
+ * devices): it holds the port for its serialization or its message time,
+ * whichever is longer, then crosses the wire, and the network beyond the
+ * NIC unless it loops back into the same NIC. A connection delivers in
+ * order: never before the packet sent to dst before it in the same
+ * direction (requests, responses), whatever order the port was claimed in.
+ */
+static uint64_t sn_wire_arrival(struct sn_dev *dev, struct sn_qp *dst,
+                                const struct sn_pkt *p, uint64_t depart)
+{
+    const struct sn_timing *tm = &dev->tm;
+    uint64_t ser = sn_timing_ser_ns(tm, sn_pkt_payload(p));
+    uint64_t busy = ser > sn_pkt_msg_ns(tm, p) ? ser : sn_pkt_msg_ns(tm, p);
+    uint64_t start = sn_timing_claim(&dev->tx, depart, busy);
+    uint64_t at =
+        start + ser + tm->wire_ns + (dst->dev != dev ? tm->net_ns : 0);
+    uint64_t *last = p->h.type >= SN_PKT_ACK && p->h.type <= SN_PKT_NAK
+                         ? &dst->rx_resp_ns
+                         : &dst->rx_req_ns;
+
+    if (at < load_relaxed(last))
+        at = load_relaxed(last);
+    store_relaxed(last, at);
+    return at;
+}
+
+void sn_thread_push(struct sn_thread *dt, struct sn_pkt *p)
+{
+    p->next = load_relaxed(&dt->inbox);
+    while (!cas_seq_cst(&dt->inbox, &p->next, p))
+        ;
+    sn_wake(dt->sh);
 }
 
 /* Hands p to the thread of QP dst (ready at p->tm.at, 0 = now). */
@@ -124,10 +164,7 @@ static void sn_route(struct sn_thread *t, struct sn_qp *dst, struct sn_pkt *p)
         }
         return;
     }
-    p->next = load_relaxed(&dt->inbox);
-    while (!cas_seq_cst(&dt->inbox, &p->next, p))
-        ;
-    sn_wake(dt->sh);
+    sn_thread_push(dt, p);
 }
 
 /* Turns request p into a NAK back to its sender (the target is gone). */
@@ -149,16 +186,22 @@ static void sn_bounce(struct sn_thread *t, struct sn_pkt *p, uint8_t status)
     sn_route(t, src, p);
 }
 
-void sn_send(struct sn_thread *t, struct sn_dev *dev, struct sn_pkt *p,
+void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
              uint64_t depart)
 {
-    struct sn_qp *dst = sn_qp_lookup(t->eng, p->h.dst_qpn);
+    struct sn_dev *dev = qp->dev;
+    struct sn_qp *dst;
 
+    if (qp->rc) {
+        sn_rc_output(t, qp, p);
+        return;
+    }
+    dst = sn_qp_lookup(t->eng, p->h.dst_qpn);
     if (!dst) {
         sn_bounce(t, p, RNIC_WC_RETRY_EXC_ERR);
         return;
     }
-    p->tm.at = dev->tm.timed ? sn_wire_arrival(dev, p, depart) : 0;
+    p->tm.at = dev->tm.timed ? sn_wire_arrival(dev, dst, p, depart) : 0;
     sn_route(t, dst, p);
 }
 
@@ -166,6 +209,15 @@ void sn_deliver(struct sn_thread *t, struct sn_pkt *p)
 {
     struct sn_qp *qp = sn_qp_lookup(t->eng, p->h.dst_qpn);
 
+    if (p->h.type == SN_PKT_WIRE) {
+        if (!qp || !load_acquire(&qp->rc))
+            sn_rc_drop(t, p, SN_RC_DROP_NOQP);
+        else if (qp->thr != t)
+            sn_thread_push(qp->thr, p); /* the port delivers to thread 0 */
+        else
+            sn_rc_input(t, qp, p);
+        return;
+    }
     if (!qp || qp->thr != t) {
         sn_bounce(t, p, RNIC_WC_RETRY_EXC_ERR);
         return;

@@ -40,6 +40,7 @@ enum sn_pkt_type {
     SN_PKT_NAK = 19,
     SN_PKT_ERR = 32,
     SN_PKT_HELLO = 33,
+    SN_PKT_WIRE = 34, /* a RoCEv2 packet from the network (roce.c) */
 };
 
 #define SN_PKT_F_SOLICITED 0x1

@@ -10,7 +10,7 @@ rdn_softnic_libsoftnic_a_SOURCES = rdn/softnic/shm.c rdn/softnic/engine.c \
 	rdn/softnic/resp.c rdn/softnic/mr.c rdn/softnic/obj.c \
 	rdn/softnic/ctl.c rdn/softnic/timing.c rdn/softnic/trace.c \
 	rdn/softnic/client.c rdn/softnic/inproc.c rdn/softnic/sock.c \
-	rdn/softnic/daemon_client.c
+	rdn/softnic/daemon_client.c rdn/softnic/roce.c rdn/softnic/roce_pkt.c
 # Where the providers find rdn-nicd when they start one on demand: the
 # build tree's for programs run from it, else the installed one.
 rdn_softnic_libsoftnic_a_CPPFLAGS = $(AM_CPPFLAGS) \
@@ -20,7 +20,8 @@ rdn_softnic_libsoftnic_a_CPPFLAGS = $(AM_CPPFLAGS) \
 noinst_HEADERS += rdn/softnic/softnic.h rdn/softnic/shm_int.h \
 	rdn/softnic/engine_int.h rdn/softnic/fabric_int.h \
 	rdn/softnic/obj_int.h rdn/softnic/timing.h rdn/softnic/trace.h \
-	rdn/softnic/ctl.h rdn/softnic/client.h rdn/softnic/sock.h
+	rdn/softnic/ctl.h rdn/softnic/client.h rdn/softnic/sock.h \
+	rdn/softnic/roce_int.h rdn/softnic/roce_pkt.h
 
 # rdn-trace: prints a chain's timeline from a WQE trace.
 bin_PROGRAMS += rdn/softnic/rdn-trace
@@ -31,3 +32,9 @@ rdn_softnic_rdn_trace_LDADD = $(RNIC_LIBS)
 sbin_PROGRAMS += rdn/softnic/rdn-nicd
 rdn_softnic_rdn_nicd_SOURCES = rdn/softnic/nicd.c
 rdn_softnic_rdn_nicd_LDADD = $(RNIC_LIBS)
+
+# rdn-pingpong: ibv_rc_pingpong's exchange and traffic on softnic (interop
+# with rdma-core's tools on a real RDMA stack).
+bin_PROGRAMS += rdn/softnic/rdn-pingpong
+rdn_softnic_rdn_pingpong_SOURCES = rdn/softnic/rdn-pingpong.c
+rdn_softnic_rdn_pingpong_LDADD = $(RNIC_LIBS)

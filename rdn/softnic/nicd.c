@@ -29,6 +29,7 @@
 
 #include "rdn/softnic/ctl.h"
 #include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/roce_int.h"
 #include "rdn/softnic/sock.h"
 
 #define NICD_MAX_CLIENTS 1024
@@ -36,6 +37,8 @@
 struct nicd_opts {
     char socket[SN_PATH_MAX];
     const char *pidfile, *log, *model, *trace;
+    const char *listen; /* RoCEv2 endpoint address, NULL: none */
+    unsigned mtu;       /* path MTU code offered, 1..5 */
     unsigned threads;
     int cpus[SN_MAX_THREADS];
     unsigned ncpus;
@@ -120,6 +123,19 @@ static void usage(FILE *f)
         "  -p, --pidfile FILE  write the daemon's pid to FILE (removed at "
         "exit)\n"
         "  -l, --log FILE      append log lines to FILE (default: stderr)\n"
+        "      --listen ADDR   speak RoCEv2 (RC over UDP) with other hosts on\n"
+        "                      the IPv4 address ADDR[:PORT] (port default "
+        "4791;\n"
+        "                      default: $RDN_NICD_LISTEN, else nowhere: QPs\n"
+        "                      reach only QPs of this daemon). Needs "
+        "CAP_NET_RAW.\n"
+        "                      RoCE has no authentication beyond QPN, PSN and\n"
+        "                      rkey: anyone who can send to ADDR can forge\n"
+        "                      packets, so listen only where told to\n"
+        "      --mtu N         path MTU offered to peers: 256, 512, 1024 "
+        "(default),\n"
+        "                      2048 or 4096; the link must carry it plus 60 "
+        "bytes\n"
         "      --idle-exit S   exit after S seconds with no application and "
         "no\n"
         "                      persistent domain (default 0: never)\n"
@@ -153,7 +169,7 @@ static int parse_cpus(const char *s, struct nicd_opts *o)
 
 static int parse_args(int argc, char **argv, struct nicd_opts *o)
 {
-    enum { OPT_SPIN = 256, OPT_IDLE, OPT_STATUS };
+    enum { OPT_SPIN = 256, OPT_IDLE, OPT_STATUS, OPT_LISTEN, OPT_MTU };
     static const struct option lo[] = {
         {"socket", required_argument, NULL, 's'},
         {"threads", required_argument, NULL, 't'},
@@ -166,6 +182,8 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
         {"log", required_argument, NULL, 'l'},
         {"idle-exit", required_argument, NULL, OPT_IDLE},
         {"status", no_argument, NULL, OPT_STATUS},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"mtu", required_argument, NULL, OPT_MTU},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -176,6 +194,10 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
     o->threads = 1;
     o->spin_us = 50;
     o->model = "fast";
+    o->mtu = 3;
+    o->listen = getenv("RDN_NICD_LISTEN");
+    if (o->listen && !*o->listen)
+        o->listen = NULL;
     while ((c = getopt_long(argc, argv, "s:t:c:m:S:T:p:l:h", lo, NULL)) != -1) {
         switch (c) {
         case 's':
@@ -212,6 +234,19 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
         case OPT_STATUS:
             o->status = 1;
             break;
+        case OPT_LISTEN:
+            o->listen = optarg;
+            break;
+        case OPT_MTU: {
+            unsigned b = (unsigned)atoi(optarg);
+
+            for (o->mtu = 1;
+                 o->mtu <= 5 && rnic_mtu_bytes((uint8_t)o->mtu) != b; o->mtu++)
+                ;
+            if (o->mtu > 5)
+                return -1;
+            break;
+        }
         case 'h':
             usage(stdout);
             exit(0);
@@ -248,6 +283,20 @@ static int print_status(const char *path)
     printf("devices %u orphans %u mems %u mrs %u cqs %u qps %u\n",
            resp.u.stats.devices, resp.u.stats.orphans, resp.u.stats.mems,
            resp.u.stats.mrs, resp.u.stats.cqs, resp.u.stats.qps);
+    printf("roce tx %llu rx %llu retrans %llu timeouts %llu seq_naks_rx %llu "
+           "seq_naks_tx %llu rnr_naks_rx %llu rnr_naks_tx %llu dups_rx %llu "
+           "errors %llu drops %llu\n",
+           (unsigned long long)resp.u.stats.roce_tx,
+           (unsigned long long)resp.u.stats.roce_rx,
+           (unsigned long long)resp.u.stats.retrans,
+           (unsigned long long)resp.u.stats.timeouts,
+           (unsigned long long)resp.u.stats.seq_naks_rx,
+           (unsigned long long)resp.u.stats.seq_naks_tx,
+           (unsigned long long)resp.u.stats.rnr_naks_rx,
+           (unsigned long long)resp.u.stats.rnr_naks_tx,
+           (unsigned long long)resp.u.stats.dups_rx,
+           (unsigned long long)resp.u.stats.roce_errors,
+           (unsigned long long)resp.u.stats.drops);
     return 0;
 }
 
@@ -435,6 +484,20 @@ int main(int argc, char **argv)
         unlink(o.socket);
         return 1;
     }
+    if (o.listen) {
+        char err[200];
+
+        rc = sn_roce_listen(e, o.listen, (uint8_t)o.mtu, err, sizeof(err));
+        if (rc) {
+            nicd_log("cannot listen for RoCE: %s", err);
+            sn_engine_destroy(e);
+            unlink(o.socket);
+            return 1;
+        }
+        nicd_log("RoCEv2 on %s, path MTU %u; no authentication beyond QPN, "
+                 "PSN and rkey",
+                 o.listen, rnic_mtu_bytes((uint8_t)o.mtu));
+    }
     if (o.pidfile)
         write_pidfile(o.pidfile);
     nicd_log("serving %s: %u engine thread(s), model %s, strict %d", o.socket,
@@ -442,6 +505,7 @@ int main(int argc, char **argv)
     nicd_serve(e, ls, sfd, o.idle_exit);
     close(ls);
     unlink(o.socket);
+    sn_roce_close(e);
     sn_engine_destroy(e);
     if (o.pidfile)
         unlink(o.pidfile);

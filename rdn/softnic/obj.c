@@ -15,9 +15,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "rdn/softnic/obj_int.h"
+#include "rdn/softnic/roce_int.h"
 
 static uint32_t sn_pow2(uint32_t v)
 {
@@ -132,11 +134,16 @@ static int sn_qp_check(struct sn_dev *d, const struct sn_ctl_req *req,
     if (!sn_cq_find(d, a->send_cqn) ||
         (a->rq_wqe && !sn_cq_find(d, a->recv_cqn)))
         return sn_fail(resp, -EINVAL, "rnic_create_qp: no such CQ");
+    if (a->rc.set &&
+        (a->rc.timeout < 1 || a->rc.timeout > 31 || a->rc.retry_cnt > 7 ||
+         a->rc.rnr_retry > 7 || a->rc.min_rnr_timer > 31))
+        return sn_fail(resp, -EINVAL, "rnic_create_qp: bad rc attributes");
     return 0;
 }
 
 static void sn_qp_free(struct sn_qp *qp)
 {
+    sn_rc_free(qp);
     free(qp->out);
     free(qp->shadow);
     free(qp);
@@ -199,6 +206,10 @@ int sn_qp_create(struct sn_dev *d, int fd, const struct sn_ctl_req *req,
     qp->wrid = (uint64_t *)(qp->area->eng + l.wrid_off);
     qp->out_mask = nout - 1;
     qp->tm.pos = SN_TIMER_IDLE;
+    qp->rc_attr = a->rc;
+    if (getrandom(&qp->rc_ipsn, sizeof(qp->rc_ipsn), 0) < 0)
+        qp->rc_ipsn = (uint32_t)sn_now_ns();
+    qp->rc_ipsn &= 0xffffffu;
     sn_list_init(&qp->run);
     sn_list_init(&qp->wait);
     qp->sh->state = RNIC_QPS_RESET;
@@ -240,24 +251,28 @@ void sn_qp_destroy(struct sn_qp *qp)
 int sn_qp_connect(struct sn_qp *qp, const struct rnic_addr *remote,
                   struct sn_ctl_resp *resp)
 {
-    struct sn_addr a;
+    uint32_t qpn = be32_to_cpu(remote->qpn);
+    int rc;
 
-    memcpy(&a, remote, sizeof(a));
-    if (a.magic != SN_ADDR_MAGIC)
-        return sn_fail(resp, -EINVAL,
-                       "rnic_connect: not a softnic "
-                       "address");
-    if (a.engine_id != qp->dev->eng->id)
-        return sn_fail(resp, -EHOSTUNREACH,
-                       "rnic_connect: the peer is on another softnic "
-                       "engine (links between daemons are not built)");
-    if (!sn_qp_lookup(qp->dev->eng, a.qpn))
-        return sn_fail(resp, -ENOENT, "rnic_connect: no QP %#x", a.qpn);
     if (load_acquire(&qp->state) != RNIC_QPS_RESET)
         return sn_fail(resp, -EINVAL,
                        "rnic_connect: QP already "
                        "connected");
-    qp->peer_qpn = a.qpn;
+    if (!sn_roce_addr_local(qp->dev->eng, remote)) {
+        rc = sn_rc_connect(qp, remote);
+        if (rc == -EHOSTUNREACH)
+            return sn_fail(resp, rc,
+                           "rnic_connect: the peer QP %#x is on another "
+                           "host, and this rdn-nicd has no RoCE endpoint "
+                           "(--listen) or the peer has no IPv4 GID",
+                           qpn);
+        if (rc)
+            return sn_fail(resp, rc, "rnic_connect: %s", strerror(-rc));
+    } else if (!sn_qp_lookup(qp->dev->eng, qpn)) {
+        return sn_fail(resp, -ENOENT, "rnic_connect: no QP %#x", qpn);
+    } else {
+        qp->peer_qpn = qpn;
+    }
     store_release(&qp->state, RNIC_QPS_RTS);
     store_release(&qp->sh->state, RNIC_QPS_RTS);
     sn_poke_qp(qp->dev->eng->ctl, qp->thr->idx, qp->idx);

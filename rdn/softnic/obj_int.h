@@ -53,17 +53,4 @@ int sn_qp_connect(struct sn_qp *qp, const struct rnic_addr *remote,
 void sn_qp_describe(const struct sn_qp *qp, struct sn_ctl_obj *o);
 void sn_cq_describe(const struct sn_cq *cq, struct sn_ctl_obj *o);
 
-/* The address blob of a QP (rnic_addr). */
-struct sn_addr {
-    uint32_t magic; /* SN_ADDR_MAGIC */
-    uint32_t qpn;
-    uint64_t engine_id;
-    uint8_t rsvd[16];
-};
-
-#define SN_ADDR_MAGIC 0x534e4131u /* "SNA1" */
-
-_Static_assert(sizeof(struct sn_addr) == sizeof(struct rnic_addr),
-               "sn_addr fills rnic_addr");
-
 #endif /* RDN_SOFTNIC_OBJ_INT_H */

@@ -36,7 +36,7 @@ void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
     p->h.len = len;
     if (len)
         memcpy(p->data, data, len);
-    sn_send(t, qp->dev, p, depart);
+    sn_send(t, qp, p, depart);
 }
 
 /* Now, for a timed device: when the request arrived (its ready time). */
@@ -71,9 +71,8 @@ static void sn_nak(struct sn_thread *t, struct sn_qp *qp,
  * operation (its responder access has need) and the rkey allows it;
  * NULL means REM_ACCESS_ERR.
  */
-static uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
-                                const struct sn_pkt *p, uint64_t len,
-                                unsigned need)
+uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
+                         const struct sn_pkt *p, uint64_t len, unsigned need)
 {
     if ((qp->access & need) != need)
         return NULL;
@@ -93,8 +92,7 @@ static uint32_t sn_rq_posted(const struct sn_qp *qp)
     return n > qp->rq_cnt ? qp->rq_cnt : n;
 }
 
-/* Receive WQEs posted and enabled, not yet consumed. */
-static uint32_t sn_rq_avail(struct sn_qp *qp)
+uint32_t sn_rq_avail(struct sn_qp *qp)
 {
     uint32_t n = sn_rq_posted(qp);
 
@@ -243,6 +241,21 @@ static void sn_resp_read(struct sn_thread *t, struct sn_qp *qp,
                sn_arrival(t, p) + qp->dev->tm.dma_ns * qp->dev->tm.timed);
 }
 
+/* When the atomic unit has served p (timed devices): it takes one request
+ * at a time, then the target's DMA read follows. */
+static uint64_t sn_atomic_done(struct sn_thread *t, struct sn_qp *qp,
+                               const struct sn_pkt *p)
+{
+    const struct sn_timing *tm = &qp->dev->tm;
+    uint64_t at = sn_arrival(t, p);
+
+    if (!tm->timed)
+        return 0;
+    if (tm->atomic_ns)
+        at = sn_timing_claim(&qp->dev->atomic, at, tm->atomic_ns);
+    return at + tm->dma_ns;
+}
+
 /* CAS and FADD on 8 host-endian bytes; answers with the old 8 bytes. */
 static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
                            struct sn_pkt *p)
@@ -267,7 +280,7 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
     }
     sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, 8);
     sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8,
-               sn_arrival(t, p) + qp->dev->tm.dma_ns * qp->dev->tm.timed);
+               sn_atomic_done(t, qp, p));
 }
 
 bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)

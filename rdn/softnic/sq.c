@@ -19,39 +19,15 @@
 
 #include "proto/barrier.h"
 #include "proto/byteorder.h"
+#include "rdn/rnic/provider.h"
 #include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/roce_int.h"
 
 enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
 
 static inline uint64_t sn_max64(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
-}
-
-static uint8_t sn_wc_opcode(uint8_t op)
-{
-    switch (op) {
-    case MLX5_OPCODE_RDMA_WRITE:
-    case MLX5_OPCODE_RDMA_WRITE_IMM:
-        return RNIC_WC_RDMA_WRITE;
-    case MLX5_OPCODE_SEND:
-    case MLX5_OPCODE_SEND_IMM:
-        return RNIC_WC_SEND;
-    case MLX5_OPCODE_RDMA_READ:
-        return RNIC_WC_RDMA_READ;
-    case MLX5_OPCODE_ATOMIC_CS:
-        return RNIC_WC_COMP_SWAP;
-    case MLX5_OPCODE_ATOMIC_FA:
-        return RNIC_WC_FETCH_ADD;
-    case MLX5_OPCODE_WAIT:
-        return RNIC_WC_WAIT;
-    case MLX5_OPCODE_SEND_EN:
-        return RNIC_WC_SEND_EN;
-    case MLX5_OPCODE_RECV_EN:
-        return RNIC_WC_RECV_EN;
-    default:
-        return RNIC_WC_NOP;
-    }
 }
 
 /* ---- reading WQEs ----------------------------------------------------- */
@@ -101,7 +77,7 @@ static void sn_complete(struct sn_thread *t, struct sn_qp *qp,
         .qpn = qp->qpn,
         .byte_len = o->byte_len,
         .wqe_counter = o->wqe_counter,
-        .opcode = sn_wc_opcode(o->opcode),
+        .opcode = rnic_wc_opcode_of(o->opcode),
         .status = o->status,
     };
 
@@ -190,6 +166,7 @@ void sn_qp_fail(struct sn_thread *t, struct sn_qp *qp, uint32_t from,
         return;
     store_release(&qp->state, RNIC_QPS_ERR);
     store_release(&qp->sh->state, RNIC_QPS_ERR);
+    sn_rc_reset(t, qp);
     sn_wait_unregister(t, qp);
     qp->block = SN_BLK_NONE;
     while (qp->stall) {
@@ -206,7 +183,7 @@ void sn_qp_fail(struct sn_thread *t, struct sn_qp *qp, uint32_t from,
             p->h.type = SN_PKT_ERR;
             p->h.dst_qpn = qp->peer_qpn;
             p->h.src_qpn = qp->qpn;
-            sn_send(t, qp->dev, p, t->now);
+            sn_send(t, qp, p, t->now);
         }
     }
     sn_rq_flush(t, qp);
@@ -381,7 +358,7 @@ static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
     if (w->flags & MLX5_WQE_CTRL_SOLICITED)
         p->h.flags |= SN_PKT_F_SOLICITED;
     o->byte_len = (uint32_t)total;
-    sn_send(t, qp->dev, p, w->end);
+    sn_send(t, qp, p, w->end);
     return 0;
 }
 
@@ -432,7 +409,7 @@ static int sn_op_rd(struct sn_thread *t, struct sn_qp *qp,
     qp->rd_used |= 1u << slot;
     o->rd = (uint8_t)(slot + 1);
     o->byte_len = (uint32_t)total;
-    sn_send(t, qp->dev, p, w->end);
+    sn_send(t, qp, p, w->end);
     return 0;
 }
 
@@ -630,6 +607,9 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
     }
     qp->retire_wake = false;
     w.start = qp->next_ns;
+    if (tm->timed && w.opcode != MLX5_OPCODE_WAIT) /* a WAIT holds no unit */
+        qp->next_ns = w.start = sn_timing_claim_pool(
+            qp->dev->pu_free_ns, tm->pu_n, w.start, tm->wqe_ns);
     w.end = tm->timed ? w.start + (w.opcode == MLX5_OPCODE_WAIT ? tm->wait_ns
                                                                 : tm->wqe_ns)
                       : 0;
@@ -809,6 +789,7 @@ void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp)
     }
     sn_wait_unregister(t, qp);
     sn_timer_cancel(t, &qp->tm);
+    sn_rc_reset(t, qp);
     while (qp->stall) {
         struct sn_pkt *p = qp->stall;
 
@@ -822,7 +803,7 @@ void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp)
             p->h.type = SN_PKT_ERR;
             p->h.dst_qpn = qp->peer_qpn;
             p->h.src_qpn = qp->qpn;
-            sn_send(t, qp->dev, p, sn_now_ns());
+            sn_send(t, qp, p, sn_now_ns());
         }
     }
     store_release(&qp->detached, 1);

@@ -41,6 +41,35 @@
  * completion 0.19/0.19, doorbell 0.53/0.54 (-2%), WRITE 1.60/1.60,
  * READ 1.77/1.80 (-1.5%), CAS 1.77/1.73 (+2.2%).
  *
+ * Parallelism and rates. A NIC has a bounded number of processing units
+ * and one atomic unit, and its port has a message rate; without them,
+ * spreading a chain over more queues would be free. The paper measures
+ * per-port throughput with many QPs in flight (its verb throughput
+ * microbenchmark, next to Figure 7): READ 65 M/s, WRITE 63 M/s, CAS and
+ * FADD 8.4 M/s. In the model:
+ *   pu_n       11  processing units, shared by every send queue of the
+ *                  device: a WQE other than WAIT holds one for wqe_ns.
+ *                  65 M READs/s at wqe = 0.17 us each need 65 M/s *
+ *                  0.17 us = 11.05 units; 11 give 64.7 M/s (-0.5%).
+ *   rd_msg_ns  15  port time per READ request: 1 / 65 M/s = 15.4 ns.
+ *   wr_msg_ns  16  port time per WRITE / SEND message: 1 / 63 M/s = 15.9.
+ *                  A packet holds the port for max(serialization, its
+ *                  message time); responses and ACKs only serialize.
+ *   atomic_ns 119  the atomic unit of the responding NIC serves one CAS
+ *                  or FADD per 1 / 8.4 M/s = 119 ns (a use starts when
+ *                  both the request and the unit are there; the target's
+ *                  DMA read follows). Eleven units at 0.17 us could issue
+ *                  65 M atomics/s: the atomic unit is what holds them to
+ *                  8.4 M/s.
+ * None of the three changes a Figure 7 chain (one queue, one WQE at a
+ * time), so the fit above stands as it was.
+ *
+ *   net_ns      0  one-way latency beyond the NIC between two NICs
+ *                  (switch hops, distance): Figure 7 is back to back, so
+ *                  0 is its fit; a deployment question, swept by the
+ *                  bench (scripts/bench --net-sweep). Loopback traffic (a
+ *                  QP connected to a QP of its own NIC) never pays it.
+ *
  * Every delay is an absolute ready time derived from the previous step's
  * model time (doorbell timestamp, WQE end, packet arrival), never "now +
  * delay", so the engine's own CPU time is absorbed as long as it is
@@ -58,6 +87,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/softnic/timing.h"
 
 static const struct sn_timing sn_presets[] = {
@@ -73,6 +103,11 @@ static const struct sn_timing sn_presets[] = {
         .byte_ps = 80,
         .hdr_b = 40,
         .cqe_ns = 435,
+        .pu_n = 11,
+        .atomic_ns = 119,
+        .rd_msg_ns = 15,
+        .wr_msg_ns = 16,
+        .net_ns = 0,
     },
 };
 
@@ -90,6 +125,11 @@ static uint32_t *sn_timing_field(struct sn_timing *t, const char *k, size_t n)
         {"byte_ps", offsetof(struct sn_timing, byte_ps)},
         {"hdr_b", offsetof(struct sn_timing, hdr_b)},
         {"cqe_ns", offsetof(struct sn_timing, cqe_ns)},
+        {"pu_n", offsetof(struct sn_timing, pu_n)},
+        {"atomic_ns", offsetof(struct sn_timing, atomic_ns)},
+        {"rd_msg_ns", offsetof(struct sn_timing, rd_msg_ns)},
+        {"wr_msg_ns", offsetof(struct sn_timing, wr_msg_ns)},
+        {"net_ns", offsetof(struct sn_timing, net_ns)},
     };
 
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
@@ -128,6 +168,10 @@ int sn_timing_get(const char *name, const char *overrides,
             *why = "RDN_SOFTNIC_TIMING: bad value";
             return -EINVAL;
         }
+        if (field == &out->pu_n && v > SN_TIMING_MAX_PU) {
+            *why = "RDN_SOFTNIC_TIMING: pu_n above SN_TIMING_MAX_PU";
+            return -EINVAL;
+        }
         *field = (uint32_t)v;
         if (!out->timed) { /* overrides turn fast into a timed custom NIC */
             out->timed = 1;
@@ -136,4 +180,46 @@ int sn_timing_get(const char *name, const char *overrides,
         p = end ? end + 1 : NULL;
     }
     return 0;
+}
+
+uint64_t sn_timing_claim(struct sn_timing_res *r, uint64_t at, uint64_t busy)
+{
+    uint64_t cur = load_relaxed(&r->free_ns), start;
+    uint64_t last = load_relaxed(&r->want_ns);
+
+    if (at < last) { /* claimed late: it goes before the later use */
+        while (cur < at + busy && !cas_relaxed(&r->free_ns, &cur, at + busy))
+            ;
+        return at;
+    }
+    while (last < at && !cas_relaxed(&r->want_ns, &last, at))
+        ;
+    do {
+        start = at > cur ? at : cur;
+    } while (!cas_relaxed(&r->free_ns, &cur, start + busy));
+    return start;
+}
+
+uint64_t sn_timing_claim_pool(uint64_t *free_ns, uint32_t n, uint64_t at,
+                              uint64_t busy)
+{
+    for (;;) {
+        uint32_t best = 0;
+        uint64_t v, start;
+
+        if (n == 0)
+            return at;
+        v = load_relaxed(&free_ns[0]);
+        for (uint32_t i = 1; i < n && v > at; i++) {
+            uint64_t w = load_relaxed(&free_ns[i]);
+
+            if (w < v) {
+                v = w;
+                best = i;
+            }
+        }
+        start = at > v ? at : v;
+        if (cas_relaxed(&free_ns[best], &v, start + busy))
+            return start;
+    }
 }

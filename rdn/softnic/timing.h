@@ -25,7 +25,18 @@ struct sn_timing {
     uint32_t byte_ps; /* serialization per byte (80 ps = 100 Gb/s) */
     uint32_t hdr_b;   /* header bytes of every packet on the wire */
     uint32_t cqe_ns;  /* completion inside the NIC until host-visible */
+    /* NIC parallelism and rates (0: unbounded). */
+    uint32_t pu_n;      /* processing units shared by the send queues */
+    uint32_t atomic_ns; /* the atomic unit's time per CAS/FADD served */
+    uint32_t rd_msg_ns; /* port time per READ request sent */
+    uint32_t wr_msg_ns; /* port time per WRITE/SEND message sent */
+    /* One-way latency beyond the NIC (switches, distance) between two
+     * NICs; 0 = back to back as in the calibration. */
+    uint32_t net_ns;
 };
+
+/* Processing units a device can model at most. */
+#define SN_TIMING_MAX_PU 64
 
 /*
  * Fills *out with preset name ("fast" or "cx5"), then applies overrides
@@ -33,6 +44,30 @@ struct sn_timing {
  */
 int sn_timing_get(const char *name, const char *overrides,
                   struct sn_timing *out, const char **why);
+
+/* A modelled resource used one use at a time (a port, the atomic unit). */
+struct sn_timing_res {
+    uint64_t free_ns; /* when the last use claimed ends */
+    uint64_t want_ns; /* the latest time a use was claimed for */
+};
+
+/*
+ * Claims r for `busy` ns from `at` on: returns when the use starts,
+ * max(at, r->free_ns), and moves free_ns to that start + busy. Uses are
+ * claimed in the engine's real-time order, which differs from model time
+ * when the engine fell behind (a busy host): a use wanted before a use
+ * claimed earlier was wanted goes at its own time instead of queueing
+ * behind that later one (later claims still queue behind its end), so the
+ * engine's lateness never turns into model delay. Lock-free: engine
+ * threads may share a device.
+ */
+uint64_t sn_timing_claim(struct sn_timing_res *r, uint64_t at, uint64_t busy);
+/*
+ * The same over a pool of n identical units (n <= SN_TIMING_MAX_PU, 0 =
+ * unbounded: returns at and claims nothing): the unit free first.
+ */
+uint64_t sn_timing_claim_pool(uint64_t *free_ns, uint32_t n, uint64_t at,
+                              uint64_t busy);
 
 /* Serialization time of a packet carrying payload bytes. */
 static inline uint64_t sn_timing_ser_ns(const struct sn_timing *tm,

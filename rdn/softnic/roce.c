@@ -1,0 +1,1462 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/softnic/roce.c - RC over RoCEv2 for QPs whose peer is on another
+ * host (see roce_int.h for where it sits in the engine).
+ *
+ * Requester: each request message gets the next PSNs (one per packet;
+ * a READ takes as many as its response has packets) and stays in the QP's
+ * queue until acknowledged. una is the oldest PSN not yet acknowledged,
+ * tx_psn the next one to transmit; at most SN_RC_WINDOW packets are
+ * unacknowledged. An ACK for PSN p acknowledges everything up to p; a
+ * READ or atomic whose response has not come although a later PSN was
+ * acknowledged or answered lost its response (implied NAK) and is asked
+ * again, a READ for its remaining bytes only. Sequence-error NAKs and ACK
+ * timeouts go back to una (go-back-N); timeouts and sequence errors use
+ * up retry_cnt, RNR NAKs rnr_retry (7: for ever); any forward progress
+ * restores both. Completed messages go to the engine in order as
+ * message-level responses (sn_qp_response), which completes the WQEs.
+ *
+ * Responder: packets must come in PSN order (ePSN). Multi-packet SENDs
+ * and WRITEs are reassembled and handed to the engine's responder as one
+ * message, so memory is touched only once the message is whole and valid;
+ * a message that finds no receive gets an RNR NAK and is sent again by the
+ * requester. A packet ahead of ePSN is answered with one sequence-error
+ * NAK (until ePSN arrives); a duplicate SEND/WRITE is acknowledged again,
+ * a duplicate READ executed again, a duplicate atomic answered from the
+ * saved result (never applied twice). ACKs are coalesced: one per QP for
+ * all messages completed in one pass of the engine thread's loop, and one
+ * at least every SN_RC_ACKREQ packets when the requester asks (AckReq).
+ * A malformed request (opcode out of sequence, bad lengths) is fatal: the
+ * QP goes to the error state and the requester gets an invalid-request
+ * NAK, as the engine does for remote access and operational errors.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <netinet/ip.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rdn/softnic/roce_int.h"
+#include "rdn/softnic/roce_pkt.h"
+
+#define SN_RC_WINDOW  128 /* unacknowledged request packets */
+#define SN_RC_ACKREQ  16  /* AckReq on every this many packets of a message */
+#define SN_RC_ATOMICS 16  /* saved atomic results for duplicates */
+#define SN_RC_MAX_PKT (ROCE_MAX_HDR + 4096 + 4 + ROCE_ICRC_LEN)
+#define SN_RC_GID_LEN 16 /* wire packets: the source GID, then the BTH */
+
+/* A request message in the requester's queue. */
+struct sn_rc_msg {
+    struct sn_pkt *req;  /* the engine's message (owned) */
+    struct sn_pkt *resp; /* READ: the response being assembled */
+    uint32_t psn, npkt;
+    uint32_t got;  /* READ: bytes received up to the first missing packet */
+    uint8_t *have; /* READ: bitmap of the response packets received */
+    bool gap;      /* READ: asked again after a gap (once until a timeout) */
+    uint64_t orig;
+    bool done; /* READ / atomic: answered */
+};
+
+struct sn_rc {
+    struct sn_qp *qp;
+    struct sockaddr_in peer;
+    uint8_t peer_gid[16];
+    uint32_t mtu;
+    uint64_t rto_ns;
+
+    /* requester */
+    struct sn_rc_msg *q;
+    uint32_t q_mask, q_head, q_tail;
+    uint32_t npsn;   /* next PSN to assign */
+    uint32_t una;    /* oldest unacknowledged PSN */
+    uint32_t tx_psn; /* next PSN to transmit */
+    uint32_t tx_i;   /* queue index of the message holding tx_psn */
+    uint32_t retry_left, rnr_left;
+    bool rnr_wait;
+    struct sn_timer tm;
+
+    /* responder */
+    uint32_t epsn, msn;
+    bool nak_sent;
+    struct sn_pkt *asm_msg; /* SEND / WRITE being reassembled */
+    uint32_t asm_psn;       /* its first PSN */
+    uint32_t asm_off;
+    uint32_t ack_psn;
+    bool ack_pending;
+    struct sn_link ack_link;
+    struct {
+        uint32_t psn;
+        bool valid;
+        uint64_t orig;
+    } atom[SN_RC_ATOMICS];
+    uint32_t atom_next;
+};
+
+static inline void sn_stat(uint64_t *c)
+{
+    fetch_add_relaxed(c, 1);
+}
+
+static inline uint32_t sn_psn(uint32_t v)
+{
+    return v & ROCE_PSN_MASK;
+}
+
+/* ---- addresses -------------------------------------------------------- */
+
+static uint32_t sn_engine_tag(const struct sn_engine *e)
+{
+    return (uint32_t)(e->id ^ (e->id >> 32));
+}
+
+void sn_roce_addr(const struct sn_qp *qp, struct rnic_addr *out)
+{
+    const struct sn_roce_port *port = qp->dev->eng->roce;
+    be32 tag = cpu_to_be32(sn_engine_tag(qp->dev->eng));
+
+    memset(out, 0, sizeof(*out));
+    out->qpn = cpu_to_be32(qp->qpn);
+    out->psn = cpu_to_be32(qp->rc_ipsn);
+    memcpy(out->priv, &tag, sizeof(tag));
+    if (port) {
+        memcpy(out->gid, port->gid, sizeof(out->gid));
+        out->udp_port = cpu_to_be16(port->port);
+        out->mtu = port->mtu;
+        out->flags = RNIC_ADDR_GID;
+    }
+}
+
+bool sn_roce_addr_local(const struct sn_engine *e,
+                        const struct rnic_addr *remote)
+{
+    be32 tag;
+
+    memcpy(&tag, remote->priv, sizeof(tag));
+    return be32_to_cpu(tag) == sn_engine_tag(e);
+}
+
+static bool sn_gid_v4(const uint8_t *gid)
+{
+    static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
+                                       0, 0, 0, 0, 0xff, 0xff};
+
+    return memcmp(gid, prefix, sizeof(prefix)) == 0;
+}
+
+int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
+{
+    struct sn_roce_port *port = qp->dev->eng->roce;
+    const struct rnic_qp_rc_attr *a = &qp->rc_attr;
+    uint32_t nq = qp->out_mask + 1, mtu = rnic_mtu_bytes(remote->mtu);
+    uint16_t udp = be16_to_cpu(remote->udp_port);
+    struct sn_rc *rc;
+
+    if (!port || !(remote->flags & RNIC_ADDR_GID) || !sn_gid_v4(remote->gid))
+        return -EHOSTUNREACH;
+    rc = calloc(1, sizeof(*rc));
+    if (!rc)
+        return -ENOMEM;
+    rc->q = calloc(nq, sizeof(*rc->q));
+    if (!rc->q) {
+        free(rc);
+        return -ENOMEM;
+    }
+    rc->q_mask = nq - 1;
+    rc->qp = qp;
+    rc->peer.sin_family = AF_INET;
+    rc->peer.sin_port = htons(udp ? udp : RNIC_ROCE_PORT);
+    memcpy(&rc->peer.sin_addr, remote->gid + 12, 4);
+    memcpy(rc->peer_gid, remote->gid, 16);
+    if (!mtu || mtu > rnic_mtu_bytes(port->mtu))
+        mtu = rnic_mtu_bytes(port->mtu);
+    rc->mtu = mtu;
+    rc->rto_ns = 4096ull << (a->set ? a->timeout : 14);
+    rc->retry_left = a->set ? a->retry_cnt : 7;
+    rc->rnr_left = a->set ? a->rnr_retry : 7;
+    rc->npsn = rc->una = rc->tx_psn = sn_psn(qp->rc_ipsn);
+    rc->epsn = sn_psn(be32_to_cpu(remote->psn));
+    rc->tm.pos = SN_TIMER_IDLE;
+    rc->tm.kind = SN_TM_RC;
+    sn_list_init(&rc->ack_link);
+    qp->peer_qpn = be32_to_cpu(remote->qpn) & ROCE_QPN_MASK;
+    store_release(&qp->rc, rc);
+    return 0;
+}
+
+void sn_rc_free(struct sn_qp *qp)
+{
+    struct sn_rc *rc = qp->rc;
+
+    if (!rc)
+        return;
+    for (uint32_t i = rc->q_head; i != rc->q_tail; i++) {
+        free(rc->q[i & rc->q_mask].req);
+        free(rc->q[i & rc->q_mask].resp);
+        free(rc->q[i & rc->q_mask].have);
+    }
+    free(rc->asm_msg);
+    free(rc->q);
+    free(rc);
+    qp->rc = NULL;
+}
+
+/* ---- sending ---------------------------------------------------------- */
+
+/*
+ * The IPv4 and UDP headers the kernel will put in front of n bytes of
+ * BTH..ICRC sent from our UDP socket (ID 0: unconnected socket, DF set),
+ * for the ICRC. Masked fields stay 0; roce_icrc() sets them to ones.
+ */
+static void sn_rc_pseudo(const struct sn_roce_port *port,
+                         const struct sockaddr_in *dst, uint8_t src_first,
+                         size_t n, uint8_t *ip, uint8_t *udp)
+{
+    uint16_t tot = htons((uint16_t)(20 + ROCE_UDP_LEN + n));
+    uint16_t ulen = htons((uint16_t)(ROCE_UDP_LEN + n));
+    uint16_t df = htons(IP_DF), sport = htons(port->port);
+
+    memset(ip, 0, 20);
+    ip[0] = 0x45;
+    memcpy(ip + 2, &tot, 2);
+    memcpy(ip + 6, &df, 2);
+    ip[9] = IPPROTO_UDP;
+    if (src_first) {
+        memcpy(ip + 12, &port->local.sin_addr, 4);
+        memcpy(ip + 16, &dst->sin_addr, 4);
+    }
+    memcpy(udp, &sport, 2);
+    memcpy(udp + 2, &dst->sin_port, 2);
+    memcpy(udp + 4, &ulen, 2);
+    udp[6] = udp[7] = 0;
+}
+
+/* Encodes h (+ payload), adds the ICRC and sends it to the peer. */
+static void sn_rc_xmit(struct sn_qp *qp, struct roce_hdr *h,
+                       const void *payload, uint32_t len)
+{
+    struct sn_roce_port *port = qp->dev->eng->roce;
+    struct sn_rc *rc = qp->rc;
+    uint8_t buf[SN_RC_MAX_PKT], ip[20], udp[ROCE_UDP_LEN];
+    size_t n;
+
+    h->pkey = ROCE_DEFAULT_PKEY;
+    h->dqpn = qp->peer_qpn;
+    h->psn = sn_psn(h->psn);
+    n = roce_encode(buf, sizeof(buf), h, payload, len);
+    if (!n)
+        return;
+    sn_rc_pseudo(port, &rc->peer, 1, n, ip, udp);
+    roce_icrc_put(buf + n - ROCE_ICRC_LEN,
+                  roce_icrc(ip, sizeof(ip), udp, buf, n - ROCE_ICRC_LEN));
+    if (sendto(port->udp_fd, buf, n, 0, (const struct sockaddr *)&rc->peer,
+               sizeof(rc->peer)) == (ssize_t)n)
+        sn_stat(&port->st.tx_pkts);
+}
+
+static uint32_t sn_rc_npkt(const struct sn_rc *rc, uint32_t len)
+{
+    return len ? (len + rc->mtu - 1) / rc->mtu : 1;
+}
+
+/* The AETH syndrome of an ACK: the receive credits qp can offer. */
+static uint8_t sn_rc_credits(struct sn_qp *qp)
+{
+    if (!qp->rq_cnt)
+        return ROCE_CREDITS_INVALID;
+    return roce_credit_code(sn_rq_avail(qp));
+}
+
+static void sn_rc_send_aeth(struct sn_qp *qp, uint8_t opcode, uint32_t psn,
+                            uint8_t syndrome, uint64_t orig)
+{
+    struct roce_hdr h = {
+        .opcode = opcode,
+        .psn = psn,
+        .syndrome = syndrome,
+        .msn = qp->rc->msn,
+        .orig = orig,
+    };
+
+    sn_rc_xmit(qp, &h, NULL, 0);
+}
+
+/* Sends the pending coalesced ACK of qp now. */
+static void sn_rc_ack_now(struct sn_qp *qp)
+{
+    struct sn_rc *rc = qp->rc;
+
+    if (!rc->ack_pending)
+        return;
+    rc->ack_pending = false;
+    sn_list_del(&rc->ack_link);
+    sn_rc_send_aeth(qp, ROCE_ACK, rc->ack_psn,
+                    ROCE_AETH_ACK | sn_rc_credits(qp), 0);
+}
+
+static void sn_rc_ack_later(struct sn_thread *t, struct sn_qp *qp, uint32_t psn)
+{
+    struct sn_rc *rc = qp->rc;
+
+    rc->ack_psn = psn;
+    if (!rc->ack_pending) {
+        rc->ack_pending = true;
+        sn_list_add_tail(&t->rc_acks, &rc->ack_link);
+    }
+}
+
+int sn_rc_flush_acks(struct sn_thread *t)
+{
+    int n = 0;
+
+    while (!sn_list_empty(&t->rc_acks)) {
+        struct sn_rc *rc =
+            sn_container_of(t->rc_acks.next, struct sn_rc, ack_link);
+
+        sn_rc_ack_now(rc->qp);
+        n++;
+    }
+    return n;
+}
+
+/* ---- requester -------------------------------------------------------- */
+
+static bool sn_rc_is_rd(uint8_t type)
+{
+    return type == SN_PKT_READ || type == SN_PKT_CAS || type == SN_PKT_FADD;
+}
+
+/* Sends packet tx_psn of message m and advances tx_psn past it. */
+static void sn_rc_send_req(struct sn_qp *qp, struct sn_rc_msg *m)
+{
+    struct sn_rc *rc = qp->rc;
+    const struct sn_pkt *r = m->req;
+    uint32_t k = sn_psn(rc->tx_psn - m->psn), off = k * rc->mtu;
+    struct roce_hdr h = {.psn = rc->tx_psn};
+    uint32_t len = 0;
+    bool first = k == 0, last = k + 1 == m->npkt;
+    bool imm = r->h.type == SN_PKT_SEND_IMM || r->h.type == SN_PKT_WRITE_IMM;
+
+    switch (r->h.type) {
+    case SN_PKT_READ:
+        h.opcode = ROCE_READ_REQ;
+        h.va = r->h.raddr + off;
+        h.rkey = r->h.rkey;
+        h.dma_len = r->h.len - off;
+        h.ackreq = true;
+        rc->tx_psn = sn_psn(m->psn + m->npkt);
+        sn_rc_xmit(qp, &h, NULL, 0);
+        return;
+    case SN_PKT_CAS:
+    case SN_PKT_FADD:
+        h.opcode = r->h.type == SN_PKT_CAS ? ROCE_CMP_SWAP : ROCE_FETCH_ADD;
+        h.va = r->h.raddr;
+        h.rkey = r->h.rkey;
+        h.swap_add = r->h.swap_add;
+        h.compare = r->h.compare;
+        h.ackreq = true;
+        rc->tx_psn = sn_psn(rc->tx_psn + 1);
+        sn_rc_xmit(qp, &h, NULL, 0);
+        return;
+    case SN_PKT_SEND:
+    case SN_PKT_SEND_IMM:
+        h.opcode = first && last ? ROCE_SEND_ONLY
+                   : first       ? ROCE_SEND_FIRST
+                   : last        ? ROCE_SEND_LAST
+                                 : ROCE_SEND_MIDDLE;
+        if (imm && last)
+            h.opcode++; /* the _IMM variant follows each LAST / ONLY */
+        break;
+    default: /* WRITE, WRITE_IMM */
+        h.opcode = first && last ? ROCE_WRITE_ONLY
+                   : first       ? ROCE_WRITE_FIRST
+                   : last        ? ROCE_WRITE_LAST
+                                 : ROCE_WRITE_MIDDLE;
+        if (imm && last)
+            h.opcode++;
+        h.va = r->h.raddr;
+        h.rkey = r->h.rkey;
+        h.dma_len = r->h.len;
+        break;
+    }
+    len = r->h.len - off < rc->mtu ? r->h.len - off : rc->mtu;
+    h.imm = r->h.imm;
+    h.se = last && (r->h.flags & SN_PKT_F_SOLICITED);
+    h.ackreq = last || (k + 1) % SN_RC_ACKREQ == 0;
+    rc->tx_psn = sn_psn(rc->tx_psn + 1);
+    sn_rc_xmit(qp, &h, r->data + off, len);
+}
+
+static void sn_rc_arm(struct sn_thread *t, struct sn_rc *rc, uint64_t at)
+{
+    sn_timer_cancel(t, &rc->tm);
+    rc->tm.at = at;
+    sn_timer_add(t, &rc->tm);
+}
+
+/* Is anything sent and not yet acknowledged or answered? */
+static bool sn_rc_outstanding(const struct sn_rc *rc)
+{
+    return roce_psn_diff(rc->tx_psn, rc->una) > 0;
+}
+
+/* Transmits what the window allows; arms the ACK timer. */
+static void sn_rc_push(struct sn_thread *t, struct sn_qp *qp)
+{
+    struct sn_rc *rc = qp->rc;
+
+    while (!rc->rnr_wait && rc->tx_i != rc->q_tail &&
+           roce_psn_diff(rc->tx_psn, rc->una) < SN_RC_WINDOW) {
+        struct sn_rc_msg *m = &rc->q[rc->tx_i & rc->q_mask];
+
+        if (m->done) { /* answered already: going back skips it */
+            rc->tx_psn = sn_psn(m->psn + m->npkt);
+            rc->tx_i++;
+            continue;
+        }
+        sn_rc_send_req(qp, m);
+        if (roce_psn_diff(rc->tx_psn, m->psn + m->npkt) >= 0)
+            rc->tx_i++;
+    }
+    if (!rc->rnr_wait && sn_rc_outstanding(rc) && rc->tm.pos == SN_TIMER_IDLE)
+        sn_rc_arm(t, rc, sn_now_ns() + rc->rto_ns);
+}
+
+/* Points the transmitter back at psn (inside the queue). */
+static void sn_rc_goback(struct sn_qp *qp, uint32_t psn)
+{
+    struct sn_rc *rc = qp->rc;
+    struct sn_roce_port *port = qp->dev->eng->roce;
+    uint32_t i;
+
+    for (i = rc->q_head; i != rc->q_tail; i++) {
+        const struct sn_rc_msg *m = &rc->q[i & rc->q_mask];
+
+        if (roce_psn_diff(psn, m->psn + m->npkt) < 0)
+            break;
+    }
+    if (i == rc->q_tail)
+        return;
+    if (roce_psn_diff(rc->tx_psn, psn) > 0)
+        fetch_add_relaxed(&port->st.retrans,
+                          (uint64_t)roce_psn_diff(rc->tx_psn, psn));
+    rc->tx_i = i;
+    rc->tx_psn = psn;
+    if (roce_psn_diff(psn, rc->q[i & rc->q_mask].psn) < 0)
+        rc->tx_psn = rc->q[i & rc->q_mask].psn;
+}
+
+/* Hands message m's result to the engine (which completes the WQE). */
+static void sn_rc_finish(struct sn_thread *t, struct sn_qp *qp,
+                         struct sn_rc_msg *m, uint8_t status)
+{
+    struct sn_pkt *req = m->req, *p = m->resp ? m->resp : req;
+    uint8_t type = req->h.type;
+    uint32_t psn = req->h.psn, len = req->h.len;
+
+    m->req = m->resp = NULL;
+    free(m->have);
+    m->have = NULL;
+    memset(&p->h, 0, sizeof(p->h));
+    p->h.psn = psn;
+    p->h.dst_qpn = qp->qpn;
+    p->h.src_qpn = qp->peer_qpn;
+    if (status) {
+        p->h.type = SN_PKT_NAK;
+        p->h.status = status;
+    } else if (type == SN_PKT_READ) {
+        p->h.type = SN_PKT_READ_RESP;
+        p->h.len = len;
+    } else if (sn_rc_is_rd(type)) {
+        p->h.type = SN_PKT_ATOMIC_RESP;
+        p->h.len = 8;
+        memcpy(p->data, &m->orig, 8); /* as it was in the peer's memory */
+    } else {
+        p->h.type = SN_PKT_ACK;
+    }
+    p->tm.at = 0;
+    sn_qp_response(t, qp, p);
+    sn_pkt_free(t, p);
+    if (p != req)
+        sn_pkt_free(t, req);
+}
+
+/* Completes, in order, the messages that are acknowledged or answered. */
+static void sn_rc_retire(struct sn_thread *t, struct sn_qp *qp)
+{
+    struct sn_rc *rc = qp->rc;
+
+    while (rc->q_head != rc->q_tail) {
+        struct sn_rc_msg *m = &rc->q[rc->q_head & rc->q_mask];
+        bool rd = sn_rc_is_rd(m->req->h.type);
+
+        if (rd ? !m->done : roce_psn_diff(rc->una, m->psn + m->npkt) < 0)
+            break;
+        rc->q_head++;
+        if ((int32_t)(rc->tx_i - rc->q_head) < 0) {
+            /* went back before an answered READ: nothing to resend */
+            rc->tx_i = rc->q_head;
+            rc->tx_psn = sn_psn(m->psn + m->npkt);
+        }
+        sn_rc_finish(t, qp, m, 0);
+        if (!qp->rc || load_acquire(&qp->state) != RNIC_QPS_RTS)
+            return;
+    }
+}
+
+/* Forward progress: restore the retry counts, restart the timer. */
+static void sn_rc_progress(struct sn_thread *t, struct sn_qp *qp)
+{
+    struct sn_rc *rc = qp->rc;
+    const struct rnic_qp_rc_attr *a = &qp->rc_attr;
+
+    rc->retry_left = a->set ? a->retry_cnt : 7;
+    rc->rnr_left = a->set ? a->rnr_retry : 7;
+    sn_timer_cancel(t, &rc->tm);
+}
+
+/* Fails the oldest unfinished message with status (retries exhausted). */
+static void sn_rc_fail_head(struct sn_thread *t, struct sn_qp *qp,
+                            uint8_t status)
+{
+    struct sn_rc *rc = qp->rc;
+    struct sn_rc_msg *m;
+
+    sn_rc_retire(t, qp);
+    if (!qp->rc || rc->q_head == rc->q_tail)
+        return;
+    sn_stat(&qp->dev->eng->roce->st.errors);
+    m = &rc->q[rc->q_head++ & rc->q_mask];
+    sn_rc_finish(t, qp, m, status); /* the engine fails the QP */
+}
+
+/*
+ * The acknowledgement of everything before psn (an ACK for psn - 1, or a
+ * response or NAK for psn). A READ or atomic before psn that is still
+ * unanswered lost its response: returns false after pointing the
+ * transmitter back at it (implied NAK), and una stops there.
+ */
+static bool sn_rc_acked_upto(struct sn_thread *t, struct sn_qp *qp,
+                             uint32_t psn)
+{
+    struct sn_rc *rc = qp->rc;
+
+    for (uint32_t i = rc->q_head; i != rc->tx_i; i++) {
+        struct sn_rc_msg *m = &rc->q[i & rc->q_mask];
+        uint32_t resume;
+
+        if (roce_psn_diff(m->psn, psn) >= 0)
+            break;
+        if (!sn_rc_is_rd(m->req->h.type) || m->done)
+            continue;
+        if (roce_psn_diff(psn, m->psn + m->npkt) < 0)
+            break; /* psn is inside this READ's response */
+        resume = sn_psn(m->psn + m->got / rc->mtu);
+        if (roce_psn_diff(resume, rc->una) > 0)
+            rc->una = resume;
+        sn_rc_goback(qp, resume);
+        sn_rc_progress(t, qp);
+        return false;
+    }
+    if (roce_psn_diff(psn, rc->una) > 0) {
+        rc->una = psn;
+        sn_rc_progress(t, qp);
+    }
+    return true;
+}
+
+/* The queued message holding psn among those sent, or NULL. */
+static struct sn_rc_msg *sn_rc_find(struct sn_rc *rc, uint32_t psn)
+{
+    for (uint32_t i = rc->q_head; i != rc->tx_i + (rc->tx_i != rc->q_tail);
+         i++) {
+        struct sn_rc_msg *m = &rc->q[i & rc->q_mask];
+
+        if (roce_psn_diff(psn, m->psn) >= 0 &&
+            roce_psn_diff(psn, m->psn + m->npkt) < 0)
+            return m;
+    }
+    return NULL;
+}
+
+static uint8_t sn_rc_nak_status(uint8_t code)
+{
+    switch (code) {
+    case ROCE_NAK_REM_ACC:
+        return RNIC_WC_REM_ACCESS_ERR;
+    case ROCE_NAK_REM_OP:
+        return RNIC_WC_REM_OP_ERR;
+    default:
+        return RNIC_WC_REM_INV_REQ_ERR;
+    }
+}
+
+/*
+ * A READ response packet. Each one lands where its PSN says, in any order
+ * (m->have marks them), so reordering costs nothing; a packet beyond the
+ * first missing one also asks for the rest again at once (once per ACK
+ * timeout: older copies of the response are still arriving and look like
+ * gaps), with a READ request for the bytes from the first missing packet.
+ */
+static bool sn_rc_read_resp(struct sn_thread *t, struct sn_qp *qp,
+                            const struct roce_hdr *h)
+{
+    struct sn_rc *rc = qp->rc;
+    struct sn_rc_msg *m = sn_rc_find(rc, h->psn);
+    unsigned f = roce_op_flags(h->opcode);
+    uint32_t k, len, want, first;
+
+    if (!m || m->req->h.type != SN_PKT_READ || m->done)
+        return false;
+    k = sn_psn(h->psn - m->psn);
+    len = m->req->h.len;
+    want = k + 1 == m->npkt ? len - k * rc->mtu : rc->mtu;
+    if (!(f & ROCE_F_LAST) != (k + 1 != m->npkt) || h->len != want ||
+        ((f & ROCE_F_AETH) && (h->syndrome & 0xe0) != ROCE_AETH_ACK))
+        return false;
+    if (!m->resp && !(m->resp = sn_pkt_alloc(t, len)))
+        return false; /* asked again after the timeout */
+    if (!m->have && !(m->have = calloc((m->npkt + 7) / 8, 1)))
+        return false;
+    if (m->have[k / 8] & (1u << (k % 8)))
+        return false; /* a copy from a request asked again */
+    /* The responder is alive: asking again now would only queue another
+     * copy of the response behind the one still arriving. */
+    sn_rc_arm(t, rc, sn_now_ns() + rc->rto_ns);
+    if (!sn_rc_acked_upto(t, qp, m->psn))
+        return true; /* an earlier READ lost its response */
+    memcpy(m->resp->data + (size_t)k * rc->mtu, h->payload, h->len);
+    m->have[k / 8] |= (uint8_t)(1u << (k % 8));
+    first = m->got / rc->mtu;
+    if (k > first && !m->gap) {
+        m->gap = true;
+        sn_rc_goback(qp, sn_psn(m->psn + first));
+        sn_rc_push(t, qp);
+    }
+    if (k != first)
+        return true;
+    while (first < m->npkt && (m->have[first / 8] & (1u << (first % 8))))
+        first++;
+    m->got = first == m->npkt ? len : first * rc->mtu;
+    rc->una = sn_psn(m->psn + first);
+    m->done = first == m->npkt;
+    sn_rc_progress(t, qp);
+    return true;
+}
+
+/* ACK, NAK, READ response or atomic ACK for the requester. */
+static bool sn_rc_response(struct sn_thread *t, struct sn_qp *qp,
+                           const struct roce_hdr *h)
+{
+    struct sn_rc *rc = qp->rc;
+    struct sn_roce_port *port = qp->dev->eng->roce;
+    uint8_t syn = h->syndrome;
+    struct sn_rc_msg *m;
+
+    if (h->opcode >= ROCE_READ_RESP_FIRST && h->opcode <= ROCE_READ_RESP_ONLY)
+        return sn_rc_read_resp(t, qp, h);
+    if (h->opcode == ROCE_ATOMIC_ACK) {
+        m = sn_rc_find(rc, h->psn);
+        if (!m || !sn_rc_is_rd(m->req->h.type) ||
+            m->req->h.type == SN_PKT_READ || m->done)
+            return false;
+        if (sn_rc_acked_upto(t, qp, h->psn)) {
+            m->orig = h->orig;
+            m->done = true;
+            rc->una = sn_psn(h->psn + 1);
+            sn_rc_progress(t, qp);
+        }
+        return true;
+    }
+    /* ACK opcode: positive ACK, RNR NAK or NAK (AETH syndrome). */
+    if (roce_psn_diff(h->psn, rc->tx_psn) >= 0 ||
+        roce_psn_diff(h->psn, rc->una) < -1)
+        return false;
+    switch (syn & 0xe0) {
+    case ROCE_AETH_ACK:
+        sn_rc_acked_upto(t, qp, sn_psn(h->psn + 1));
+        return true;
+    case ROCE_AETH_RNR:
+        sn_stat(&port->st.rnr_naks_rx);
+        if (!sn_rc_acked_upto(t, qp, h->psn))
+            return true;
+        if (qp->rc_attr.set && qp->rc_attr.rnr_retry != 7 &&
+            rc->rnr_left-- == 0) {
+            sn_rc_fail_head(t, qp, RNIC_WC_RNR_RETRY_EXC_ERR);
+            return true;
+        }
+        sn_rc_goback(qp, h->psn);
+        rc->rnr_wait = true;
+        sn_rc_arm(t, rc, sn_now_ns() + roce_rnr_ns(syn & 0x1f));
+        return true;
+    case ROCE_AETH_NAK:
+        if ((syn & 0x1f) == ROCE_NAK_PSN_SEQ) {
+            sn_stat(&port->st.seq_naks_rx);
+            if (sn_rc_acked_upto(t, qp, h->psn))
+                sn_rc_goback(qp, h->psn);
+            return true;
+        }
+        if (!sn_rc_acked_upto(t, qp, h->psn))
+            return true;
+        sn_rc_retire(t, qp);
+        if (!qp->rc || rc->q_head == rc->q_tail)
+            return true;
+        m = &rc->q[rc->q_head & rc->q_mask];
+        if (roce_psn_diff(h->psn, m->psn) < 0 ||
+            roce_psn_diff(h->psn, m->psn + m->npkt) >= 0)
+            return false;
+        rc->q_head++;
+        sn_rc_finish(t, qp, m, sn_rc_nak_status(syn & 0x1f));
+        return true;
+    default:
+        return false;
+    }
+}
+
+void sn_rc_timer(struct sn_thread *t, struct sn_timer *tm)
+{
+    struct sn_rc *rc = sn_container_of(tm, struct sn_rc, tm);
+    struct sn_qp *qp = rc->qp;
+
+    if (load_acquire(&qp->state) != RNIC_QPS_RTS)
+        return;
+    if (rc->rnr_wait) {
+        rc->rnr_wait = false;
+    } else if (sn_rc_outstanding(rc)) {
+        sn_stat(&qp->dev->eng->roce->st.timeouts);
+        if (rc->retry_left-- == 0) {
+            sn_rc_fail_head(t, qp, RNIC_WC_RETRY_EXC_ERR);
+            return;
+        }
+        for (uint32_t i = rc->q_head; i != rc->q_tail; i++)
+            rc->q[i & rc->q_mask].gap = false;
+        sn_rc_goback(qp, rc->una);
+    }
+    sn_rc_push(t, qp);
+}
+
+/* ---- responder -------------------------------------------------------- */
+
+/* A fatal protocol error: the QP goes to ERR, the requester gets a NAK. */
+static void sn_rc_fatal(struct sn_thread *t, struct sn_qp *qp, uint32_t psn,
+                        uint8_t code)
+{
+    sn_stat(&qp->dev->eng->roce->st.errors);
+    sn_qp_peer_failed(t, qp);
+    sn_rc_send_aeth(qp, ROCE_ACK, psn, ROCE_AETH_NAK | code, 0);
+}
+
+/* A message-level request for the engine's responder. */
+static struct sn_pkt *sn_rc_msg_new(struct sn_thread *t, struct sn_qp *qp,
+                                    uint8_t type, uint32_t cap)
+{
+    struct sn_pkt *p = sn_pkt_alloc(t, cap);
+
+    if (!p)
+        return NULL;
+    p->h.type = type;
+    p->h.dst_qpn = qp->qpn;
+    p->h.src_qpn = qp->peer_qpn;
+    return p;
+}
+
+/* Saves an atomic's result for a duplicate of its request. */
+static void sn_rc_atom_save(struct sn_rc *rc, uint32_t psn, uint64_t orig)
+{
+    uint32_t i = rc->atom_next++ % SN_RC_ATOMICS;
+
+    rc->atom[i].psn = psn;
+    rc->atom[i].orig = orig;
+    rc->atom[i].valid = true;
+}
+
+/* A request that repeats one already executed (PSN before ePSN). */
+static void sn_rc_duplicate(struct sn_thread *t, struct sn_qp *qp,
+                            const struct roce_hdr *h)
+{
+    struct sn_rc *rc = qp->rc;
+    struct sn_pkt *p;
+
+    sn_stat(&qp->dev->eng->roce->st.dups_rx);
+    switch (h->opcode) {
+    case ROCE_READ_REQ: /* reads have no side effect: execute it again */
+        p = sn_rc_msg_new(t, qp, SN_PKT_READ, 0);
+        if (!p)
+            return;
+        p->h.psn = h->psn;
+        p->h.raddr = h->va;
+        p->h.rkey = h->rkey;
+        p->h.len = h->dma_len;
+        sn_rc_ack_now(qp);
+        if (h->dma_len <= SN_MAX_MSG)
+            sn_resp_request(t, qp, p);
+        sn_pkt_free(t, p);
+        return;
+    case ROCE_CMP_SWAP:
+    case ROCE_FETCH_ADD:
+        for (unsigned i = 0; i < SN_RC_ATOMICS; i++)
+            if (rc->atom[i].valid && rc->atom[i].psn == h->psn) {
+                sn_rc_ack_now(qp);
+                sn_rc_send_aeth(qp, ROCE_ATOMIC_ACK, h->psn,
+                                ROCE_AETH_ACK | sn_rc_credits(qp),
+                                rc->atom[i].orig);
+            }
+        return;
+    default: /* SEND / WRITE: acknowledge again, once per batch */
+        sn_rc_ack_later(t, qp, sn_psn(rc->epsn - 1));
+        return;
+    }
+}
+
+/* Hands a whole request message to the engine; false: RNR. */
+static bool sn_rc_execute(struct sn_thread *t, struct sn_qp *qp,
+                          struct sn_pkt *p)
+{
+    struct sn_rc *rc = qp->rc;
+    bool ok;
+
+    rc->msn = sn_psn(rc->msn + 1); /* the responses carry this MSN */
+    ok = sn_resp_request(t, qp, p);
+    if (!ok)
+        rc->msn = sn_psn(rc->msn - 1);
+    sn_pkt_free(t, p);
+    return ok;
+}
+
+/* Adds a packet's payload to the SEND / WRITE being reassembled. */
+static int sn_rc_append(struct sn_thread *t, struct sn_rc *rc,
+                        const struct roce_hdr *h)
+{
+    struct sn_pkt *m = rc->asm_msg;
+
+    if ((uint64_t)rc->asm_off + h->len > SN_MAX_MSG)
+        return -EINVAL;
+    if (rc->asm_off + h->len > m->cap) {
+        uint64_t cap = (uint64_t)m->cap * 2;
+        struct sn_pkt *n;
+
+        if (cap < rc->asm_off + h->len)
+            cap = rc->asm_off + h->len;
+        if (cap > SN_MAX_MSG)
+            cap = SN_MAX_MSG;
+        if (m->h.type == SN_PKT_WRITE || m->h.type == SN_PKT_WRITE_IMM)
+            return -EINVAL; /* more than the RETH's DMA length */
+        n = sn_pkt_alloc(t, (uint32_t)cap);
+        if (!n)
+            return -ENOMEM;
+        n->h = m->h;
+        memcpy(n->data, m->data, rc->asm_off);
+        sn_pkt_free(t, m);
+        rc->asm_msg = m = n;
+    }
+    memcpy(m->data + rc->asm_off, h->payload, h->len);
+    rc->asm_off += h->len;
+    return 0;
+}
+
+/* A SEND or WRITE packet at ePSN. */
+static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
+                       const struct roce_hdr *h, unsigned f)
+{
+    struct sn_rc *rc = qp->rc;
+    bool send = h->opcode <= ROCE_SEND_ONLY_IMM;
+    struct sn_pkt *m;
+
+    if (f & ROCE_F_FIRST) {
+        uint32_t cap = rc->mtu;
+
+        if (!send) {
+            struct sn_pkt probe = {.h = {.raddr = h->va, .rkey = h->rkey}};
+
+            if (h->dma_len > SN_MAX_MSG) {
+                sn_rc_fatal(t, qp, h->psn, ROCE_NAK_INV_REQ);
+                return;
+            }
+            /* Only a valid rkey and range may make us hold a buffer. */
+            if (!sn_remote_xlate(t, qp, &probe, h->dma_len,
+                                 RNIC_ACCESS_REMOTE_WRITE)) {
+                sn_rc_fatal(t, qp, h->psn, ROCE_NAK_REM_ACC);
+                return;
+            }
+            cap = h->dma_len;
+        }
+        rc->asm_msg =
+            sn_rc_msg_new(t, qp, send ? SN_PKT_SEND : SN_PKT_WRITE, cap);
+        if (!rc->asm_msg)
+            return; /* not accepted: the requester sends it again */
+        rc->asm_msg->h.raddr = h->va;
+        rc->asm_msg->h.rkey = h->rkey;
+        rc->asm_msg->h.len = h->dma_len; /* WRITE: what must arrive */
+        rc->asm_psn = h->psn;
+        rc->asm_off = 0;
+    }
+    if (sn_rc_append(t, rc, h) < 0) {
+        sn_rc_fatal(t, qp, h->psn, ROCE_NAK_INV_REQ);
+        return;
+    }
+    rc->epsn = sn_psn(rc->epsn + 1);
+    rc->nak_sent = false;
+    if (!(f & ROCE_F_LAST)) {
+        if (h->ackreq)
+            sn_rc_ack_later(t, qp, h->psn);
+        return;
+    }
+    m = rc->asm_msg;
+    rc->asm_msg = NULL;
+    if (!send && rc->asm_off != m->h.len) {
+        sn_pkt_free(t, m);
+        sn_rc_fatal(t, qp, h->psn, ROCE_NAK_INV_REQ);
+        return;
+    }
+    m->h.len = rc->asm_off;
+    m->h.psn = h->psn;
+    m->h.imm = h->imm;
+    if (f & ROCE_F_IMM)
+        m->h.type = send ? SN_PKT_SEND_IMM : SN_PKT_WRITE_IMM;
+    if (h->se)
+        m->h.flags |= SN_PKT_F_SOLICITED;
+    if (!sn_rc_execute(t, qp, m)) { /* no receive: RNR NAK, sent again */
+        sn_stat(&qp->dev->eng->roce->st.rnr_naks_tx);
+        rc->epsn = rc->asm_psn;
+        sn_rc_ack_now(qp);
+        sn_rc_send_aeth(qp, ROCE_ACK, rc->asm_psn,
+                        ROCE_AETH_RNR |
+                            ((qp->rc_attr.set && qp->rc_attr.min_rnr_timer)
+                                 ? qp->rc_attr.min_rnr_timer
+                                 : 12),
+                        0);
+    }
+}
+
+/* A request packet (responder side). */
+static void sn_rc_request(struct sn_thread *t, struct sn_qp *qp,
+                          const struct roce_hdr *h)
+{
+    struct sn_rc *rc = qp->rc;
+    unsigned f = roce_op_flags(h->opcode);
+    int32_t d = roce_psn_diff(h->psn, rc->epsn);
+    struct sn_pkt *p;
+
+    if (d < 0) {
+        sn_rc_duplicate(t, qp, h);
+        return;
+    }
+    if (d > 0) { /* a gap: one NAK until ePSN arrives */
+        if (!rc->nak_sent) {
+            rc->nak_sent = true;
+            sn_stat(&qp->dev->eng->roce->st.seq_naks_tx);
+            sn_rc_ack_now(qp);
+            sn_rc_send_aeth(qp, ROCE_ACK, rc->epsn,
+                            ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, 0);
+        }
+        return;
+    }
+    /* In sequence: the opcode must fit the message in progress. */
+    if (rc->asm_msg) {
+        bool send = rc->asm_msg->h.type == SN_PKT_SEND;
+        uint8_t mid = send ? ROCE_SEND_MIDDLE : ROCE_WRITE_MIDDLE;
+
+        if (h->opcode < mid || h->opcode > mid + 2) {
+            sn_rc_fatal(t, qp, h->psn, ROCE_NAK_INV_REQ);
+            return;
+        }
+    } else if (!(f & ROCE_F_FIRST)) {
+        sn_rc_fatal(t, qp, h->psn, ROCE_NAK_INV_REQ);
+        return;
+    }
+    if ((f & ROCE_F_PAYLOAD) &&
+        ((f & ROCE_F_LAST) ? h->len > rc->mtu : h->len != rc->mtu)) {
+        sn_rc_fatal(t, qp, h->psn, ROCE_NAK_INV_REQ);
+        return;
+    }
+    if (f & ROCE_F_PAYLOAD) {
+        sn_rc_data(t, qp, h, f);
+        return;
+    }
+    if (h->opcode == ROCE_READ_REQ && h->dma_len > SN_MAX_MSG) {
+        sn_rc_fatal(t, qp, h->psn, ROCE_NAK_INV_REQ);
+        return;
+    }
+    p = sn_rc_msg_new(t, qp,
+                      h->opcode == ROCE_READ_REQ   ? SN_PKT_READ
+                      : h->opcode == ROCE_CMP_SWAP ? SN_PKT_CAS
+                                                   : SN_PKT_FADD,
+                      0);
+    if (!p)
+        return;
+    p->h.psn = h->psn;
+    p->h.raddr = h->va;
+    p->h.rkey = h->rkey;
+    p->h.len = h->opcode == ROCE_READ_REQ ? h->dma_len : 8;
+    p->h.swap_add = h->swap_add;
+    p->h.compare = h->compare;
+    rc->epsn =
+        sn_psn(rc->epsn +
+               (h->opcode == ROCE_READ_REQ ? sn_rc_npkt(rc, h->dma_len) : 1));
+    rc->nak_sent = false;
+    sn_rc_execute(t, qp, p);
+}
+
+/* ---- the engine's side ------------------------------------------------ */
+
+/* Segments a READ response (PSNs from psn on). */
+static void sn_rc_send_read_resp(struct sn_qp *qp, uint32_t psn,
+                                 const uint8_t *data, uint32_t len)
+{
+    struct sn_rc *rc = qp->rc;
+    uint32_t n = sn_rc_npkt(rc, len);
+
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t off = k * rc->mtu;
+        struct roce_hdr h = {
+            .psn = psn + k,
+            .syndrome = ROCE_AETH_ACK | sn_rc_credits(qp),
+            .msn = rc->msn,
+        };
+
+        h.opcode = n == 1       ? ROCE_READ_RESP_ONLY
+                   : k == 0     ? ROCE_READ_RESP_FIRST
+                   : k + 1 == n ? ROCE_READ_RESP_LAST
+                                : ROCE_READ_RESP_MIDDLE;
+        sn_rc_xmit(qp, &h, data + off,
+                   len - off < rc->mtu ? len - off : rc->mtu);
+    }
+}
+
+static uint8_t sn_rc_nak_code(uint8_t status)
+{
+    switch (status) {
+    case RNIC_WC_REM_ACCESS_ERR:
+        return ROCE_NAK_REM_ACC;
+    case RNIC_WC_REM_OP_ERR:
+        return ROCE_NAK_REM_OP;
+    default:
+        return ROCE_NAK_INV_REQ;
+    }
+}
+
+void sn_rc_output(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
+{
+    struct sn_rc *rc = qp->rc;
+    uint64_t orig;
+
+    switch (p->h.type) {
+    case SN_PKT_ACK:
+        sn_rc_ack_later(t, qp, p->h.psn);
+        break;
+    case SN_PKT_READ_RESP:
+        sn_rc_ack_now(qp);
+        sn_rc_send_read_resp(qp, p->h.psn, p->data, p->h.len);
+        break;
+    case SN_PKT_ATOMIC_RESP:
+        memcpy(&orig, p->data, 8);
+        sn_rc_atom_save(rc, p->h.psn, orig);
+        sn_rc_ack_now(qp);
+        sn_rc_send_aeth(qp, ROCE_ATOMIC_ACK, p->h.psn,
+                        ROCE_AETH_ACK | sn_rc_credits(qp), orig);
+        break;
+    case SN_PKT_NAK:
+        /* Not connected / not RTS: silence, the requester times out. */
+        if (p->h.status != RNIC_WC_RETRY_EXC_ERR) {
+            sn_rc_ack_now(qp);
+            sn_rc_send_aeth(qp, ROCE_ACK, p->h.psn,
+                            ROCE_AETH_NAK | sn_rc_nak_code(p->h.status), 0);
+        }
+        break;
+    case SN_PKT_WRITE:
+    case SN_PKT_WRITE_IMM:
+    case SN_PKT_SEND:
+    case SN_PKT_SEND_IMM:
+    case SN_PKT_READ:
+    case SN_PKT_CAS:
+    case SN_PKT_FADD:
+        if (load_acquire(&qp->state) != RNIC_QPS_RTS ||
+            rc->q_tail - rc->q_head > rc->q_mask)
+            break; /* flushed by the engine */
+        struct sn_rc_msg *m = &rc->q[rc->q_tail++ & rc->q_mask];
+
+        memset(m, 0, sizeof(*m));
+        m->req = p;
+        m->psn = rc->npsn;
+        m->npkt = p->h.type == SN_PKT_CAS || p->h.type == SN_PKT_FADD
+                      ? 1
+                      : sn_rc_npkt(rc, p->h.len);
+        rc->npsn = sn_psn(rc->npsn + m->npkt);
+        sn_rc_push(t, qp);
+        return;
+    default: /* ERR: RoCE has no such packet; the peer finds out by itself */
+        break;
+    }
+    sn_pkt_free(t, p);
+}
+
+void sn_rc_input(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
+{
+    struct sn_rc *rc = qp->rc;
+    struct roce_hdr h;
+
+    if (load_acquire(&qp->state) != RNIC_QPS_RTS ||
+        memcmp(p->data, rc->peer_gid, SN_RC_GID_LEN) != 0) {
+        sn_rc_drop(t, p, SN_RC_DROP_PEER);
+        return;
+    }
+    if (roce_decode(p->data + SN_RC_GID_LEN, p->h.len, &h) < 0) {
+        sn_rc_drop(t, p, SN_RC_DROP_BAD);
+        return;
+    }
+    if (roce_op_flags(h.opcode) & ROCE_F_REQ) {
+        sn_rc_request(t, qp, &h);
+    } else if (!sn_rc_response(t, qp, &h)) {
+        sn_rc_drop(t, p, SN_RC_DROP_STALE);
+        return;
+    } else if (qp->rc && load_acquire(&qp->state) == RNIC_QPS_RTS) {
+        sn_rc_retire(t, qp);
+        if (qp->rc && load_acquire(&qp->state) == RNIC_QPS_RTS)
+            sn_rc_push(t, qp);
+    }
+    sn_pkt_free(t, p);
+}
+
+void sn_rc_drop(struct sn_thread *t, struct sn_pkt *p, enum sn_rc_drop why)
+{
+    struct sn_roce_port *port = t->eng->roce;
+
+    if (port)
+        sn_stat(&port->st.drops[why]);
+    sn_pkt_free(t, p);
+}
+
+void sn_rc_reset(struct sn_thread *t, struct sn_qp *qp)
+{
+    struct sn_rc *rc = qp->rc;
+
+    if (!rc)
+        return;
+    sn_timer_cancel(t, &rc->tm);
+    if (rc->ack_pending) {
+        rc->ack_pending = false;
+        sn_list_del(&rc->ack_link);
+    }
+    for (; rc->q_head != rc->q_tail; rc->q_head++) {
+        struct sn_rc_msg *m = &rc->q[rc->q_head & rc->q_mask];
+
+        if (m->req)
+            sn_pkt_free(t, m->req);
+        if (m->resp)
+            sn_pkt_free(t, m->resp);
+        free(m->have);
+        m->req = m->resp = NULL;
+        m->have = NULL;
+    }
+    rc->tx_i = rc->q_head;
+    if (rc->asm_msg) {
+        sn_pkt_free(t, rc->asm_msg);
+        rc->asm_msg = NULL;
+    }
+}
+
+/* ---- the port --------------------------------------------------------- */
+
+/*
+ * Checks one IPv4 datagram from the raw socket: ours (destination address
+ * and UDP port), whole, and its ICRC right. Returns the BTH offset, or -1.
+ */
+static int sn_roce_check(struct sn_roce_port *port, const uint8_t *b, size_t n,
+                         size_t *bth_len)
+{
+    size_t ihl, tot;
+    uint16_t dport, ulen;
+    const uint8_t *bth;
+    size_t bl;
+
+    if (n < 20 || (b[0] >> 4) != 4 || b[9] != IPPROTO_UDP)
+        return -1;
+    ihl = (size_t)(b[0] & 0xf) * 4;
+    tot = (size_t)b[2] << 8 | b[3];
+    if (ihl < 20 || tot > n || tot < ihl + ROCE_UDP_LEN ||
+        memcmp(b + 16, &port->local.sin_addr, 4) != 0)
+        return -1;
+    dport = (uint16_t)(b[ihl + 2] << 8 | b[ihl + 3]);
+    if (dport != port->port)
+        return -1;
+    sn_stat(&port->st.rx_pkts);
+    ulen = (uint16_t)(b[ihl + 4] << 8 | b[ihl + 5]);
+    if (ulen != tot - ihl ||
+        ulen < ROCE_UDP_LEN + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+        sn_stat(&port->st.drops[SN_RC_DROP_BAD]);
+        return -1;
+    }
+    bth = b + ihl + ROCE_UDP_LEN;
+    bl = ulen - ROCE_UDP_LEN;
+    if (roce_icrc(b, ihl, b + ihl, bth, bl - ROCE_ICRC_LEN) !=
+        roce_icrc_get(bth + bl - ROCE_ICRC_LEN)) {
+        sn_stat(&port->st.drops[SN_RC_DROP_ICRC]);
+        return -1;
+    }
+    *bth_len = bl;
+    return (int)(ihl + ROCE_UDP_LEN);
+}
+
+/* A checked datagram as an SN_PKT_WIRE packet (source GID, BTH..ICRC). */
+static struct sn_pkt *sn_roce_wrap(const uint8_t *ip, const uint8_t *bth,
+                                   size_t bl, uint32_t dqpn)
+{
+    struct sn_pkt *p = malloc(sizeof(*p) + SN_RC_GID_LEN + bl);
+
+    if (!p)
+        return NULL;
+    memset(p, 0, sizeof(*p));
+    p->tm.pos = SN_TIMER_IDLE;
+    p->cls = SN_POOL_NONE;
+    p->cap = (uint32_t)(SN_RC_GID_LEN + bl);
+    p->h.type = SN_PKT_WIRE;
+    p->h.dst_qpn = dqpn;
+    p->h.len = (uint32_t)bl;
+    memset(p->data, 0, 10);
+    p->data[10] = p->data[11] = 0xff;
+    memcpy(p->data + 12, ip + 12, 4); /* the IPv4 source as a GID */
+    memcpy(p->data + SN_RC_GID_LEN, bth, bl);
+    return p;
+}
+
+static unsigned sn_roce_rand(struct sn_roce_faults *f)
+{
+    f->rng ^= f->rng << 13;
+    f->rng ^= f->rng >> 7;
+    f->rng ^= f->rng << 17;
+    return (unsigned)(f->rng % 100);
+}
+
+/* Passes p to engine thread 0, through the test faults if any. */
+static void sn_roce_pass(struct sn_roce_port *port, struct sn_pkt *p,
+                         struct sn_pkt **held)
+{
+    struct sn_roce_faults *f = &port->faults;
+    struct sn_thread *t0 = port->eng->thr[0];
+
+    if (p && f->loss && sn_roce_rand(f) < f->loss) {
+        free(p);
+        return;
+    }
+    if (p && f->reorder && !*held && sn_roce_rand(f) < f->reorder) {
+        *held = p;
+        return;
+    }
+    if (p && f->dup && sn_roce_rand(f) < f->dup) {
+        struct sn_pkt *c = malloc(sizeof(*p) + p->cap);
+
+        if (c) {
+            memcpy(c, p, sizeof(*p) + p->cap);
+            sn_thread_push(t0, c);
+        }
+    }
+    if (p)
+        sn_thread_push(t0, p);
+    if (*held) { /* a held packet goes after the next one (or a timeout) */
+        sn_thread_push(t0, *held);
+        *held = NULL;
+    }
+}
+
+/* The receive thread: datagrams -> SN_PKT_WIRE packets for thread 0. */
+static void *sn_roce_rx(void *arg)
+{
+    struct sn_roce_port *port = arg;
+    static __thread uint8_t buf[65536];
+    struct sn_pkt *held = NULL;
+
+    while (!load_acquire(&port->stop)) {
+        struct pollfd pfd = {.fd = port->raw_fd, .events = POLLIN};
+        struct roce_hdr h;
+        ssize_t n;
+        size_t bl;
+        int off;
+
+        /* A packet held back (test faults) waits 1 ms at most. */
+        if (held && poll(&pfd, 1, 1) == 0) {
+            sn_roce_pass(port, NULL, &held);
+            continue;
+        }
+        n = recv(port->raw_fd, buf, sizeof(buf), 0);
+
+        if (n < 0) { /* EINTR, or the timeout: look at stop */
+            sn_roce_pass(port, NULL, &held);
+            continue;
+        }
+        off = sn_roce_check(port, buf, (size_t)n, &bl);
+        if (off < 0)
+            continue;
+        if (roce_decode(buf + off, bl, &h) < 0) {
+            sn_stat(&port->st.drops[SN_RC_DROP_BAD]);
+            continue;
+        }
+        sn_roce_pass(port, sn_roce_wrap(buf, buf + off, bl, h.dqpn), &held);
+    }
+    free(held);
+    return NULL;
+}
+
+/* Reads RDN_NICD_ROCE_FAULTS (tests only; see roce_int.h). */
+static void sn_roce_faults_env(struct sn_roce_faults *f)
+{
+    const char *s = getenv("RDN_NICD_ROCE_FAULTS");
+
+    f->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+    while (s && *s) {
+        unsigned v = 0;
+        char k[16];
+        int used = 0;
+
+        if (sscanf(s, "%15[a-z]=%u%n", k, &v, &used) != 2)
+            break;
+        if (!strcmp(k, "loss"))
+            f->loss = v;
+        else if (!strcmp(k, "dup"))
+            f->dup = v;
+        else if (!strcmp(k, "reorder"))
+            f->reorder = v;
+        s += used;
+        s += *s == ',';
+    }
+}
+
+static int sn_roce_parse(const char *addr, struct sockaddr_in *sa)
+{
+    char host[64];
+    const char *colon = strrchr(addr, ':');
+    size_t hl = colon ? (size_t)(colon - addr) : strlen(addr);
+
+    memset(sa, 0, sizeof(*sa));
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons(RNIC_ROCE_PORT);
+    if (hl >= sizeof(host))
+        return -EINVAL;
+    memcpy(host, addr, hl);
+    host[hl] = 0;
+    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1 ||
+        sa->sin_addr.s_addr == htonl(INADDR_ANY))
+        return -EINVAL;
+    if (colon) {
+        char *end;
+        long port = strtol(colon + 1, &end, 10);
+
+        if (*end || port < 1 || port > 65535)
+            return -EINVAL;
+        sa->sin_port = htons((uint16_t)port);
+    }
+    return 0;
+}
+
+int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
+                   char *err, size_t errlen)
+{
+    /* The UDP socket only keeps the port ours (no ICMP unreachable) and
+     * sends; what it would receive, the raw socket reads with headers. */
+    struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+    struct sock_fprog prog = {.len = 1, .filter = &drop};
+    struct timeval tv = {0, 100000};
+    int pmtu = IP_PMTUDISC_DO, buf = 16 << 20;
+    struct sn_roce_port *port;
+    int rc;
+
+    if (!rnic_mtu_bytes(mtu)) {
+        snprintf(err, errlen, "path MTU code %u is not 1..5", mtu);
+        return -EINVAL;
+    }
+    port = calloc(1, sizeof(*port));
+    if (!port)
+        return -ENOMEM;
+    port->eng = e;
+    port->mtu = mtu;
+    sn_roce_faults_env(&port->faults);
+    port->udp_fd = port->raw_fd = -1;
+    if (sn_roce_parse(addr, &port->local) < 0) {
+        snprintf(err, errlen,
+                 "--listen %s: want an IPv4 address A.B.C.D[:PORT] (IPv6 is "
+                 "not supported yet)",
+                 addr);
+        rc = -EINVAL;
+        goto free_port;
+    }
+    port->port = ntohs(port->local.sin_port);
+    port->gid[10] = port->gid[11] = 0xff;
+    memcpy(port->gid + 12, &port->local.sin_addr, 4);
+    port->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (port->udp_fd < 0 ||
+        bind(port->udp_fd, (struct sockaddr *)&port->local,
+             sizeof(port->local)) < 0 ||
+        setsockopt(port->udp_fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
+                   sizeof(pmtu)) < 0 ||
+        setsockopt(port->udp_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+                   sizeof(prog)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "UDP socket on %s: %s", addr, strerror(errno));
+        goto close_udp;
+    }
+    setsockopt(port->udp_fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf));
+    port->raw_fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
+    if (port->raw_fd < 0 || setsockopt(port->raw_fd, SOL_SOCKET, SO_RCVTIMEO,
+                                       &tv, sizeof(tv)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen,
+                 "raw socket (needs CAP_NET_RAW: the ICRC covers the IP "
+                 "header): %s",
+                 strerror(errno));
+        goto close_raw;
+    }
+    if (setsockopt(port->raw_fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf,
+                   sizeof(buf)) < 0)
+        setsockopt(port->raw_fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+    e->roce = port;
+    rc = -pthread_create(&port->rx, NULL, sn_roce_rx, port);
+    if (rc) {
+        e->roce = NULL;
+        snprintf(err, errlen, "receive thread: %s", strerror(-rc));
+        goto close_raw;
+    }
+    return 0;
+
+close_raw:
+    if (port->raw_fd >= 0)
+        close(port->raw_fd);
+close_udp:
+    if (port->udp_fd >= 0)
+        close(port->udp_fd);
+free_port:
+    free(port);
+    return rc;
+}
+
+void sn_roce_close(struct sn_engine *e)
+{
+    struct sn_roce_port *port = e->roce;
+
+    if (!port)
+        return;
+    store_release(&port->stop, 1);
+    pthread_join(port->rx, NULL);
+    close(port->raw_fd);
+    close(port->udp_fd);
+    e->roce = NULL;
+    free(port);
+}
+
+void sn_roce_stats(struct sn_engine *e, struct sn_roce_stats *out)
+{
+    const uint64_t *src;
+    uint64_t *dst = (uint64_t *)out;
+
+    memset(out, 0, sizeof(*out));
+    if (!e->roce)
+        return;
+    src = (const uint64_t *)&e->roce->st;
+    for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+        dst[i] = load_relaxed(&src[i]);
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdn/softnic/roce_int.h - softnic's RoCEv2 endpoint: the engine's UDP
+ * port (one per rdn-nicd, opened by --listen) and the reliable-connection
+ * transport of QPs whose peer lives on another host. Private to
+ * rdn/softnic/.
+ *
+ * The seam: the engine's requester (sq.c) and responder (resp.c) speak
+ * whole messages (struct sn_pkt: one request, one response each). For a QP
+ * connected to another host, sn_send() hands those messages to
+ * sn_rc_output(), which turns requests into PSN-numbered packets (segmented
+ * by the path MTU, kept until acknowledged, retransmitted go-back-N) and
+ * responses into ACK / NAK / READ response / atomic ACK packets. Packets
+ * from the network come in through the port's receive thread, which checks
+ * the IP/UDP headers and the ICRC and hands them (SN_PKT_WIRE) to engine
+ * thread 0; sn_deliver() moves them to the QP's owner thread, where
+ * sn_rc_input() runs the responder's PSN checks and reassembly (handing
+ * whole messages to sn_resp_request) or the requester's acknowledgement
+ * handling (handing responses to sn_qp_response). Everything about one QP
+ * runs on its owner thread, like the rest of the engine.
+ *
+ * Security: RoCE has no authentication beyond the destination QPN, the PSN
+ * window and the rkey; packets are accepted only from the peer address a
+ * QP connected to, which anybody on the path can forge. The port exists
+ * only where the operator asked for it (rdn-nicd --listen).
+ */
+#ifndef RDN_SOFTNIC_ROCE_INT_H
+#define RDN_SOFTNIC_ROCE_INT_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "rdn/softnic/engine_int.h"
+
+/* Why a packet from the network was dropped (statistics). */
+enum sn_rc_drop {
+    SN_RC_DROP_BAD,   /* malformed headers, lengths or opcode */
+    SN_RC_DROP_ICRC,  /* ICRC mismatch */
+    SN_RC_DROP_NOQP,  /* no such QP, or not connected over RoCE */
+    SN_RC_DROP_PEER,  /* not from the QP's peer, or the QP is not in RTS */
+    SN_RC_DROP_STALE, /* a response to nothing outstanding, out of order */
+    SN_RC_DROP_N,
+};
+
+/* Engine-wide counters (relaxed atomics), reported by rdn-nicd --status. */
+struct sn_roce_stats {
+    uint64_t tx_pkts, rx_pkts;
+    uint64_t retrans;  /* request packets sent again */
+    uint64_t timeouts; /* ACK timeouts */
+    uint64_t seq_naks_rx, seq_naks_tx;
+    uint64_t rnr_naks_rx, rnr_naks_tx;
+    uint64_t dups_rx; /* duplicate requests answered */
+    uint64_t errors;  /* QPs failed by the transport */
+    uint64_t drops[SN_RC_DROP_N];
+};
+
+/*
+ * Test-only fault injection at the receiving port (this machine's kernel
+ * has no sch_netem): RDN_NICD_ROCE_FAULTS="loss=P,dup=P,reorder=P" in
+ * rdn-nicd's environment drops, duplicates, or holds back behind the next
+ * packet P percent of the packets that passed the checks, before the
+ * transport sees them.
+ */
+struct sn_roce_faults {
+    unsigned loss, dup, reorder; /* percent */
+    uint64_t rng;
+};
+
+struct sn_roce_port {
+    struct sn_engine *eng;
+    struct sn_roce_faults faults;
+    int udp_fd; /* bound to the listen address: sends; its input is filtered
+                   away (the raw socket reads it, with the IP header) */
+    int raw_fd; /* IPv4 raw socket, IPPROTO_UDP: whole datagrams */
+    struct sockaddr_in local;
+    uint8_t gid[16]; /* ::ffff:a.b.c.d */
+    uint16_t port;   /* host order */
+    uint8_t mtu;     /* enum ibv_mtu code offered in addresses */
+    pthread_t rx;
+    uint32_t stop;
+    struct sn_roce_stats st;
+};
+
+/*
+ * Opens the engine's RoCEv2 endpoint on addr ("A.B.C.D" or "A.B.C.D:PORT",
+ * port 4791 by default) with path MTU mtu (enum ibv_mtu code, 1..5) and
+ * starts its receive thread. Needs CAP_NET_RAW (the raw socket that shows
+ * the IP header the ICRC covers). Call once, before applications attach.
+ * Returns 0 or -errno; err receives a message.
+ */
+int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
+                   char *err, size_t errlen);
+/* Stops the receive thread and closes the endpoint (engine stopped). */
+void sn_roce_close(struct sn_engine *e);
+/* Copies the engine's counters (zeros without an endpoint). */
+void sn_roce_stats(struct sn_engine *e, struct sn_roce_stats *out);
+
+/* The rnic_addr of qp (GID and port when the engine listens). */
+void sn_roce_addr(const struct sn_qp *qp, struct rnic_addr *out);
+/* Does remote name a QP of this engine (the in-memory path)? */
+bool sn_roce_addr_local(const struct sn_engine *e,
+                        const struct rnic_addr *remote);
+/*
+ * Connects qp (RESET, control lock held) to the QP at remote on another
+ * host: allocates its transport state. 0, -EHOSTUNREACH (no endpoint, or
+ * another address family), -EINVAL (malformed address), -ENOMEM.
+ */
+int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote);
+/* Frees qp's transport state (the QP is being freed, engine synced). */
+void sn_rc_free(struct sn_qp *qp);
+
+/* A message of qp's engine for the wire (owner thread); takes p. */
+void sn_rc_output(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p);
+/* A packet from the network for qp (owner thread); takes p. */
+void sn_rc_input(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p);
+/* Drops p, counting why. */
+void sn_rc_drop(struct sn_thread *t, struct sn_pkt *p, enum sn_rc_drop why);
+/* qp's retransmission / RNR timer expired (owner thread). */
+void sn_rc_timer(struct sn_thread *t, struct sn_timer *tm);
+/* Sends the coalesced ACKs of t's QPs; returns how many. */
+int sn_rc_flush_acks(struct sn_thread *t);
+/*
+ * qp left RTS or is being let go of (owner thread): drops its queued
+ * requests, reassembly and pending ACK, cancels its timer.
+ */
+void sn_rc_reset(struct sn_thread *t, struct sn_qp *qp);
+
+#endif /* RDN_SOFTNIC_ROCE_INT_H */

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""t/roce_hostile.py - hostile packets at an rdn-nicd's RoCEv2 port.
+
+Run by t/roce_net.sh inside the namespace of the daemon's peer:
+  roce_hostile.py SRC DST COUNT QPN_LO QPN_HI
+sends COUNT packets from SRC to DST:4791: random bytes, truncated and
+oversized headers, unknown opcodes, bad ICRCs, and well-formed packets with
+a right ICRC (computed here, independently of softnic) to QPNs in
+[QPN_LO, QPN_HI) with PSNs anywhere, bad rkeys, DMA lengths up to 2^32-1,
+payloads longer than any path MTU, and middle/last packets with no first.
+The daemon must drop or NAK them and keep running (the script checks
+nothing itself: t/roce_net.sh asks the daemon afterwards).
+"""
+import os
+import random
+import socket
+import struct
+import sys
+import zlib
+
+IP_MTU_DISCOVER = 10
+IP_PMTUDISC_DO = 2
+
+
+def icrc(src, dst, sport, dport, bth):
+    """ICRC of a packet sent from an unconnected UDP socket with DF set
+    (IP ID 0): CRC-32 over 8 ones, the masked IPv4 and UDP headers, the
+    BTH with byte 4 masked, and the rest."""
+    n = len(bth) + 4
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0xFF, 20 + 8 + n, 0, 0x4000,
+                     0xFF, 17, 0xFFFF, socket.inet_aton(src),
+                     socket.inet_aton(dst))
+    udp = struct.pack("!HHHH", sport, dport, 8 + n, 0xFFFF)
+    b = bytearray(bth)
+    if len(b) > 4:
+        b[4] = 0xFF
+    return zlib.crc32(b"\xff" * 8 + ip + udp + bytes(b)) & 0xFFFFFFFF
+
+
+def bth(op, qpn, psn, pad=0, ackreq=0):
+    return struct.pack("!BBHII", op, (pad & 3) << 4, 0xFFFF, qpn & 0xFFFFFF,
+                       (ackreq << 31) | (psn & 0xFFFFFF))
+
+
+def forged(rng, lo, hi):
+    """A well-formed-looking packet (headers by opcode) with odd values."""
+    op = rng.choice(list(range(0x00, 0x15)) + [0x15, 0x1F, 0x64, 0xFF])
+    h = bth(op, rng.randrange(lo, hi), rng.randrange(1 << 24),
+            ackreq=rng.randrange(2))
+    if op in (0x06, 0x0A, 0x0B, 0x0C):  # RETH
+        h += struct.pack("!QII", rng.randrange(1 << 64), rng.randrange(1 << 32),
+                         rng.choice([0, 1, 4096, 1 << 31, 0xFFFFFFFF]))
+    if op in (0x13, 0x14):  # AtomicETH
+        h += struct.pack("!QIQQ", rng.randrange(1 << 64) & ~7,
+                         rng.randrange(1 << 32), 1, 2)
+    if op in (0x0D, 0x0F, 0x10, 0x11, 0x12):  # AETH
+        h += struct.pack("!I", rng.randrange(1 << 32))
+    if op == 0x12:
+        h += struct.pack("!Q", rng.randrange(1 << 64))
+    if op in (0x03, 0x05, 0x09, 0x0B):
+        h += struct.pack("!I", rng.randrange(1 << 32))
+    if op <= 0x0B or 0x0D <= op <= 0x10:
+        h += os.urandom(rng.choice([0, 1, 256, 1024, 4096, 4100, 8000]))
+    return h
+
+
+def main():
+    src, dst = sys.argv[1], sys.argv[2]
+    count, lo, hi = int(sys.argv[3]), int(sys.argv[4], 0), int(sys.argv[5], 0)
+    rng = random.Random(1234)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
+    s.bind((src, 0))
+    sport = s.getsockname()[1]
+    sent = 0
+    for i in range(count):
+        kind = i % 5
+        if kind == 0:  # random bytes
+            pkt = os.urandom(rng.randrange(0, 200))
+        elif kind == 1:  # truncated header, right ICRC
+            h = forged(rng, lo, hi)[: rng.randrange(0, 12)]
+            pkt = h + struct.pack("<I", icrc(src, dst, sport, 4791, h))
+        elif kind == 2:  # forged, bad ICRC
+            h = forged(rng, lo, hi)
+            pkt = h + struct.pack("<I", icrc(src, dst, sport, 4791, h) ^ 1)
+        else:  # forged, right ICRC
+            h = forged(rng, lo, hi)
+            pkt = h + struct.pack("<I", icrc(src, dst, sport, 4791, h))
+        try:
+            s.sendto(pkt, (dst, 4791))
+            sent += 1
+        except OSError:
+            pass  # EMSGSIZE for the longest ones: fine
+    print("sent %d of %d hostile packets" % (sent, count))
+
+
+if __name__ == "__main__":
+    main()

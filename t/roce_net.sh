@@ -1,0 +1,228 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# t/roce_net.sh - softnic RC over RoCEv2 between two hosts: two network
+# namespaces joined by veth, one rdn-nicd listening in each, and
+# t/test_roce_net driving QPs on both (through their Unix sockets). Then
+# the same operations with faults on the link (loss, duplication,
+# reordering), hostile packets at a daemon's port, and a peer daemon
+# killed. Needs root (namespaces, raw sockets); skipped otherwise.
+#
+# This machine's kernel has no sch_netem, so faults are injected by the
+# receiving daemon's port (RDN_NICD_ROCE_FAULTS, test-only): a packet is
+# dropped, duplicated, held back behind the next one, or delayed, after
+# the kernel delivered it and before the transport sees it.
+set -u
+
+B=${top_builddir:-.}
+S=${top_srcdir:-.}
+NICD=$B/rdn/softnic/rdn-nicd
+T=$B/t/test_roce_net
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+    echo "SKIP: needs root and iproute2"
+    exit 77
+fi
+tag=rr$$
+NA=${tag}a
+NB=${tag}b
+dir=$(mktemp -d /tmp/roce_net.XXXXXX)
+pass=0
+fail=0
+
+cleanup() {
+    for f in "$dir"/*.pid; do
+        pid=$(cat "$f" 2>/dev/null) && kill "$pid" 2>/dev/null
+    done
+    sleep 0.2
+    ip netns del "$NA" 2>/dev/null
+    ip netns del "$NB" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ip netns add "$NA" && ip netns add "$NB" &&
+ip link add "${tag}x" netns "$NA" type veth peer name "${tag}y" netns "$NB" &&
+ip -n "$NA" addr add 10.77.0.1/24 dev "${tag}x" &&
+ip -n "$NB" addr add 10.77.0.2/24 dev "${tag}y" &&
+ip -n "$NA" link set "${tag}x" mtu 9000 up &&
+ip -n "$NB" link set "${tag}y" mtu 9000 up &&
+ip -n "$NA" link set lo up && ip -n "$NB" link set lo up || {
+    echo "FAIL: cannot build the namespaces"
+    exit 1
+}
+
+# start_nicd NAME NS ADDR [ENV...]: a daemon listening on ADDR in NS.
+start_nicd() {
+    n=$1 ns=$2 addr=$3
+    shift 3
+    rm -f "$dir/$n.sock"
+    ip netns exec "$ns" env "$@" "$NICD" -s "$dir/$n.sock" --listen "$addr" \
+        --mtu "${MTU:-1024}" -l "$dir/$n.log" -p "$dir/$n.pid" &
+    for _ in $(seq 100); do
+        [ -S "$dir/$n.sock" ] && [ -f "$dir/$n.pid" ] && return 0
+        sleep 0.05
+    done
+    echo "FAIL: rdn-nicd $n did not start"; cat "$dir/$n.log"
+    return 1
+}
+
+stop_nicd() { # (the daemon removes its pidfile as it exits)
+    pid=$(cat "$dir/$1.pid" 2>/dev/null) || return 0
+    kill "$pid" 2>/dev/null
+    for _ in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    rm -f "$dir/$1.pid"
+}
+
+# counter NAME FIELD: a RoCE counter of daemon NAME (rdn-nicd --status).
+counter() {
+    "$NICD" -s "$dir/$1.sock" --status | tr ' ' '\n' |
+        awk -v f="$2" 'p { print; exit } $0 == f { p = 1 }'
+}
+
+# check NAME COMMAND...: one test case.
+check() {
+    name=$1
+    shift
+    if "$@" >"$dir/out" 2>&1; then
+        pass=$((pass + 1))
+        echo "ok: $name"
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $name"
+        tail -30 "$dir/out"
+        for l in "$dir"/*.log; do echo "--- $l"; tail -5 "$l"; done
+    fi
+}
+
+run_ops() {
+    RDN_TEST_SOCK_A=$dir/a.sock RDN_TEST_SOCK_B=$dir/b.sock "$@" "$T"
+}
+
+# The case of a run under faults: counters must have moved.
+moved() {
+    before=$1 what=$2
+    now=$(counter a "$what")
+    [ "$(( now + $(counter b "$what") ))" -gt "$before" ]
+}
+
+# 1. Every opcode, 0 B..1 MiB, NAK and error paths; MTU 1024 then 4096.
+start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+check "ops and errors, MTU 1024" run_ops env
+stop_nicd a; stop_nicd b
+MTU=4096 start_nicd a "$NA" 10.77.0.1 && MTU=4096 start_nicd b "$NB" 10.77.0.2 || exit 1
+check "ops and errors, MTU 4096" run_ops env
+stop_nicd a; stop_nicd b
+
+# 2. Hostile packets: alone at every QPN, then at QPNs the running test
+# does not use while it runs; the daemon stays up and drops or NAKs them.
+start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+ip -n "$NA" addr add 10.77.0.3/24 dev "${tag}x"
+hostile() { # FROM COUNT QPN_LO QPN_HI
+    from=$1
+    shift
+    ip netns exec "$NA" python3 "$S/t/roce_hostile.py" "$from" 10.77.0.2 "$@"
+}
+alive_and_dropped() {
+    kill -0 "$(cat "$dir/b.pid")" && [ "$(counter b drops)" -gt 0 ] &&
+        "$NICD" -s "$dir/b.sock" --status
+}
+check "hostile packets alone" hostile 10.77.0.1 30000 1 0x1000000
+check "daemon alive after hostile packets" alive_and_dropped
+# From the peer's address to QPNs the test does not use, and from another
+# address to every QPN the test uses: its operations must not notice.
+hostile 10.77.0.1 20000 0x400000 0x1000000 >"$dir/hostile1.out" 2>&1 &
+h1=$!
+hostile 10.77.0.3 20000 0x4000 0x40000 >"$dir/hostile2.out" 2>&1 &
+h2=$!
+check "ops while hostile packets arrive" run_ops env
+wait $h1 $h2
+check "daemon alive after hostile packets during ops" alive_and_dropped
+stop_nicd a; stop_nicd b
+
+# 3. Faults on the link, both directions.
+for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2"; do
+    start_nicd a "$NA" 10.77.0.1 RDN_NICD_ROCE_FAULTS=$f &&
+    start_nicd b "$NB" 10.77.0.2 RDN_NICD_ROCE_FAULTS=$f || exit 1
+    check "ops under $f" run_ops env RDN_TEST_ROUNDS=1
+    case $f in
+    loss*) check "retransmissions counted under $f" moved 0 retrans ;;
+    dup*) check "duplicates counted under $f" moved 0 dups_rx ;;
+    esac
+    stop_nicd a; stop_nicd b
+done
+
+# 4. A peer's daemon killed: only the QP connected to it errors.
+start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+mkfifo "$dir/kill"
+( read -r _ <"$dir/kill" && kill -9 "$(cat "$dir/b.pid")" ) &
+check "peer daemon killed" run_ops env RDN_TEST_KILL=1 \
+    RDN_TEST_KILL_FIFO="$dir/kill"
+rm -f "$dir/b.pid"
+stop_nicd a
+
+# 5. rdn-pingpong (ibv_rc_pingpong's exchange and traffic) between the
+# hosts, server on A and on B, at sizes up to several packets.
+PP=$B/rdn/softnic/rdn-pingpong
+pingpong() { # SERVER_NS SERVER_SOCK CLIENT_NS CLIENT_SOCK SERVER_ADDR SIZE
+    ip netns exec "$1" env RDN_NICD_SOCKET="$2" RDN_NICD_AUTOSTART=0 \
+        "$PP" -p 18515 -g 1 -s "$6" -n 50 >"$dir/pps.out" 2>&1 &
+    spid=$!
+    for _ in $(seq 100); do
+        ip netns exec "$1" ss -ltn | grep -q ":18515" && break
+        sleep 0.05
+    done
+    ip netns exec "$3" env RDN_NICD_SOCKET="$4" RDN_NICD_AUTOSTART=0 \
+        "$PP" -p 18515 -g 1 -s "$6" -n 50 "$5" || { kill $spid; return 1; }
+    wait $spid && grep -q "50 iters" "$dir/pps.out"
+}
+start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+for sz in 1 4096 10000; do
+    check "rdn-pingpong -s $sz, server on A" \
+        pingpong "$NA" "$dir/a.sock" "$NB" "$dir/b.sock" 10.77.0.1 $sz
+    check "rdn-pingpong -s $sz, server on B" \
+        pingpong "$NB" "$dir/b.sock" "$NA" "$dir/a.sock" 10.77.0.2 $sz
+done
+stop_nicd a; stop_nicd b
+
+# 6. memcached --rdn-port on host A, rdn-cli on host B, 1% loss: GETs
+# answered by A's NIC over the network, equal to what was SET.
+MC=$B/memcached/memcached
+CLI=$B/rdn/librdn/rdn-cli
+mc_across() {
+    ip netns exec "$NA" env RDN_NICD_SOCKET="$dir/a.sock" RDN_NICD_AUTOSTART=0 \
+        "$MC" -u root -p 11211 --rdn-port=11212 -l 10.77.0.1 \
+        >"$dir/mc.log" 2>&1 &
+    echo $! >"$dir/mc.pid"
+    for _ in $(seq 100); do
+        ip netns exec "$NA" ss -ltn | grep -q "10.77.0.1:11212" && break
+        sleep 0.1
+    done
+    cli() {
+        ip netns exec "$NB" env RDN_NICD_SOCKET="$dir/b.sock" \
+            RDN_NICD_AUTOSTART=0 "$CLI" -s 10.77.0.1 "$@"
+    }
+    ok=0
+    for n in 1 2 3 50 250 1000 4000 20000; do
+        v=$(head -c "$n" /dev/zero | tr '\0' "v")
+        cli set "key$n" "$v" >/dev/null || return 1
+        got=$(cli -v get "key$n" 2>"$dir/who") || return 1
+        [ "$got" = "$v" ] && grep -q "key$n: nic" "$dir/who" || {
+            echo "key$n: wrong answer or not from the NIC"; return 1; }
+        ok=$((ok + 1))
+    done
+    cli -v get nosuchkey 2>"$dir/who" && return 1
+    grep -q "nosuchkey: nic" "$dir/who" || return 1
+    echo "$ok values and a miss answered by the NIC across hosts"
+}
+start_nicd a "$NA" 10.77.0.1 RDN_NICD_ROCE_FAULTS=loss=1 &&
+start_nicd b "$NB" 10.77.0.2 RDN_NICD_ROCE_FAULTS=loss=1 || exit 1
+check "memcached offload across hosts, 1% loss" mc_across
+[ -f "$dir/mc.pid" ] && kill "$(cat "$dir/mc.pid")" 2>/dev/null
+sleep 0.3
+stop_nicd a; stop_nicd b
+
+echo "tally: $pass passed, $fail failed"
+[ "$fail" = 0 ]
