@@ -29,7 +29,8 @@ API = sorted(["rdn_client_id", "rdn_client_stats", "rdn_close", "rdn_connect",
               "rdn_get", "rdn_last_reason", "rdn_last_source", "rdn_memc",
               "rdn_mget", "rdn_server_count", "rdn_server_info"])
 EXPECTED = {
-    "bindir": ["redn-memcached", "rdn-cli", "rdn-bench", "rdn-trace"],
+    "bindir": ["redn-memcached", "rdn-cli", "rdn-bench", "rdn-trace",
+               "rdn-hwcheck", "rdn-pingpong"],
     "sbindir": ["rdn-nicd"],
     "libdir": ["librdn.so", "librdn.so.0", "librdn.so.0.0.0", "librdn.la"],
     "includedir": ["rdn/librdn/client.h"],

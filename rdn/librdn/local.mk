@@ -40,3 +40,11 @@ EXTRA_DIST += rdn/librdn/librdn.map rdn/librdn/librdn.pc.in
 # the installed one, and the header includes only the C library's.
 nobase_include_HEADERS = rdn/librdn/client.h
 pkgconfig_DATA = rdn/librdn/librdn.pc
+# The hardware providers RNIC_LIBS links when configure found them.
+if HAVE_VERBS
+rdn_librdn_librdn_la_SOURCES += $(rdn_verbs_librdnverbs_a_SOURCES)
+endif
+if HAVE_MLX5
+rdn_librdn_librdn_la_SOURCES += $(rdn_mlx5_librdnmlx5_a_SOURCES) \
+	$(rdn_mlx5_librdnmlx5prm_a_SOURCES)
+endif
