@@ -4,7 +4,7 @@
 # rdn-bench: one program, a mode per subcommand (bench/bench_<mode>.c).
 # The key-value modes (bench_kv.c and the systems it drives) are clients
 # of a running memcached: librdn, libmemcached and the RDMA baselines.
-noinst_PROGRAMS += bench/rdn-bench
+bin_PROGRAMS += bench/rdn-bench
 bench_rdn_bench_SOURCES = bench/rdn-bench.c bench/bench_stats.c \
 	bench/bench_micro.c bench/bench_micro_chain.c bench/bench_kv.c \
 	bench/bench_tcp.c bench/bench_redn.c bench/bench_onesided.c \

@@ -29,7 +29,9 @@ noinst_HEADERS += memcached/settings.h memcached/items.h \
 MCSERVER_LIBS = memcached/libmcserver.a memcached/libmcstore.a \
 	proto/libproto.a $(LIBEVENT_LIBS)
 
-bin_PROGRAMS += memcached/memcached
+# Built as memcached/memcached, installed as redn-memcached so that it can
+# sit beside Debian's memcached package (README, "Install").
+noinst_PROGRAMS += memcached/memcached
 memcached_memcached_SOURCES = memcached/main.c
 memcached_memcached_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 memcached_memcached_LDADD = $(MCSERVER_LIBS)
@@ -46,3 +48,12 @@ MCSERVER_LIBS += rdn/baseline/librdnbaseline.a $(OFFLOAD_LIBS)
 memcached_libmcserver_a_SOURCES += memcached/persist.c \
 	memcached/persist_adopt.c
 noinst_HEADERS += memcached/persist.h memcached/persist_int.h
+
+install-exec-local: install-redn-memcached
+install-redn-memcached: memcached/memcached
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
+	$(INSTALL_PROGRAM) memcached/memcached '$(DESTDIR)$(bindir)/redn-memcached'
+uninstall-local: uninstall-redn-memcached
+uninstall-redn-memcached:
+	rm -f '$(DESTDIR)$(bindir)/redn-memcached'
+.PHONY: install-redn-memcached uninstall-redn-memcached

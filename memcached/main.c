@@ -42,6 +42,7 @@
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
 #include "memcached/thread.h"
+#include "rdn/rnic/rnic.h"
 
 #define EXIT_OSERR    71 /* sysexits.h EX_OSERR */
 #define RESERVED_FDS  32 /* listeners, eventfds, logs, ... */
@@ -139,6 +140,21 @@ static void usage(void)
         "effect here\n"
         "                          (this server has no such machinery)\n",
         MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER);
+}
+
+/*
+ * The memcached version clients see on the first line, as memcached prints
+ * it (scripts parse it), then this package's version and the NIC providers
+ * built in (what --rdn-device can choose from).
+ */
+static void print_version(void)
+{
+    const char *name;
+
+    printf("memcached " MC_VERSION "\n" PACKAGE_STRING "; NIC providers:");
+    for (size_t i = 0; (name = rnic_provider_name(i)) != NULL; i++)
+        printf(" %s", name);
+    printf("\n");
 }
 
 static void usage_error(const char *fmt, ...)
@@ -525,7 +541,7 @@ static void parse_args(int argc, char **argv)
             usage();
             exit(EXIT_SUCCESS);
         case 'V':
-            printf("memcached " MC_VERSION "\n");
+            print_version();
             exit(EXIT_SUCCESS);
         case 'P':
             settings.pid_file = optarg;

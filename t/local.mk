@@ -6,6 +6,7 @@ include t/softnic.mk
 include t/chain.mk
 include t/offload.mk
 include t/bench.mk
+include t/install.mk
 include t/verbs.mk
 
 # The layout's include rules (scripts/check-layout, docs/design.md).

@@ -129,7 +129,12 @@ def test_help_version(t):
         t.check("-h lists %s" % flag, "\n" + flag + "," in out or
                 "\n" + flag + " " in out, flag)
     r = run(["-V"])
-    t.eq("-V", (r.returncode, r.stdout), (0, b"memcached 1.6.18\n"))
+    lines = r.stdout.decode().splitlines()
+    t.eq("-V exit code", r.returncode, 0)
+    t.eq("-V first line as memcached's", lines[:1], ["memcached 1.6.18"])
+    t.check("-V names the package and its NIC providers",
+            len(lines) == 2 and lines[1].startswith("redn-memcached ") and
+            "NIC providers: softnic-inproc softnic" in lines[1], lines)
 
 
 def test_root_rule(t):

@@ -57,6 +57,13 @@ int rnic_open(const char *name, const struct rnic_open_opts *opts,
     return rnic_err(-ENODEV, "rnic_open: no provider has a device '%s'", name);
 }
 
+const char *rnic_provider_name(size_t i)
+{
+    return i < sizeof(rnic_providers) / sizeof(rnic_providers[0])
+               ? rnic_providers[i]->name
+               : NULL;
+}
+
 void rnic_close(struct rnic_device *dev)
 {
     if (dev)

@@ -95,6 +95,12 @@ void rnic_close(struct rnic_device *dev);
 
 /* Returns the name dev was opened under ("" for NULL); owned by dev. */
 const char *rnic_device_name(const struct rnic_device *dev);
+/*
+ * The name of the i-th provider built into this program, in rnic_open()'s
+ * order (what --version reports), or NULL when i is past the last one.
+ * Thread-safe: the table is constant.
+ */
+const char *rnic_provider_name(size_t i);
 
 /*
  * Returns the message of the calling thread's last failed rnic_* call

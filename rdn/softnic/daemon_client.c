@@ -5,15 +5,19 @@
  * announced on stderr) when none answers, unless RDN_NICD_AUTOSTART=0 or
  * rnic_open_opts.no_autostart.
  *
- * Which rdn-nicd: $RDN_NICD, else the one in the build tree, else the
- * installed one, else "rdn-nicd" on $PATH. It gets --pidfile SOCKET.pid,
- * and --idle-exit $RDN_NICD_IDLE_EXIT when that is set.
+ * Which rdn-nicd: $RDN_NICD, else the build tree's for a program running
+ * from the build tree, else the installed one, else "rdn-nicd" on $PATH.
+ * (An installed program never starts a build tree's daemon, which may be of
+ * another version.) It gets --pidfile SOCKET.pid, and --idle-exit
+ * $RDN_NICD_IDLE_EXIT when that is set.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,14 +68,29 @@ static void sn_dtp_close(struct sn_transport *tp)
     free(d);
 }
 
+#ifdef RDN_BUILD_TOP
+/* True when this program's executable lies under the build tree. */
+static bool sn_in_build_tree(void)
+{
+    char exe[PATH_MAX];
+    size_t n = strlen(RDN_BUILD_TOP);
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+    if (len < 0)
+        return false;
+    exe[len] = '\0';
+    return strncmp(exe, RDN_BUILD_TOP, n) == 0 && exe[n] == '/';
+}
+#endif
+
 static const char *sn_nicd_binary(void)
 {
     const char *env = getenv("RDN_NICD");
 
     if (env && *env)
         return env;
-#ifdef RDN_NICD_BUILD_PATH
-    if (access(RDN_NICD_BUILD_PATH, X_OK) == 0)
+#ifdef RDN_BUILD_TOP
+    if (sn_in_build_tree() && access(RDN_NICD_BUILD_PATH, X_OK) == 0)
         return RDN_NICD_BUILD_PATH;
 #endif
 #ifdef RDN_NICD_INSTALL_PATH

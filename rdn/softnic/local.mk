@@ -11,10 +11,12 @@ rdn_softnic_libsoftnic_a_SOURCES = rdn/softnic/shm.c rdn/softnic/engine.c \
 	rdn/softnic/ctl.c rdn/softnic/timing.c rdn/softnic/trace.c \
 	rdn/softnic/client.c rdn/softnic/inproc.c rdn/softnic/sock.c \
 	rdn/softnic/daemon_client.c rdn/softnic/roce.c rdn/softnic/roce_pkt.c
-# Where the providers find rdn-nicd when they start one on demand.
+# Where the providers find rdn-nicd when they start one on demand: the
+# build tree's for programs run from it, else the installed one.
 rdn_softnic_libsoftnic_a_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DRDN_BUILD_TOP='"$(abs_top_builddir)"' \
 	-DRDN_NICD_BUILD_PATH='"$(abs_top_builddir)/rdn/softnic/rdn-nicd"' \
-	-DRDN_NICD_INSTALL_PATH='"$(bindir)/rdn-nicd"'
+	-DRDN_NICD_INSTALL_PATH='"$(sbindir)/rdn-nicd"'
 noinst_HEADERS += rdn/softnic/softnic.h rdn/softnic/shm_int.h \
 	rdn/softnic/engine_int.h rdn/softnic/fabric_int.h \
 	rdn/softnic/obj_int.h rdn/softnic/timing.h rdn/softnic/trace.h \
@@ -26,8 +28,8 @@ bin_PROGRAMS += rdn/softnic/rdn-trace
 rdn_softnic_rdn_trace_SOURCES = rdn/softnic/rdn-trace.c
 rdn_softnic_rdn_trace_LDADD = $(RNIC_LIBS)
 
-# rdn-nicd: the softnic daemon.
-bin_PROGRAMS += rdn/softnic/rdn-nicd
+# rdn-nicd: the softnic daemon (a system daemon: sbin, rdn-nicd(8)).
+sbin_PROGRAMS += rdn/softnic/rdn-nicd
 rdn_softnic_rdn_nicd_SOURCES = rdn/softnic/nicd.c
 rdn_softnic_rdn_nicd_LDADD = $(RNIC_LIBS)
 
