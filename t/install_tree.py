@@ -36,7 +36,7 @@ EXPECTED = {
     "includedir": ["rdn/librdn/client.h"],
     "pkgconfigdir": ["librdn.pc"],
     "man1dir": ["redn-memcached.1", "rdn-cli.1", "rdn-bench.1",
-                "rdn-trace.1"],
+                "rdn-trace.1", "rdn-hwcheck.1", "rdn-pingpong.1"],
     "man3dir": ["librdn.3"] + [f + ".3" for f in API],
     "man8dir": ["rdn-nicd.8"],
     "systemdsystemunitdir": ["rdn-nicd.service", "redn-memcached.service"],
