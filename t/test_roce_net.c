@@ -91,6 +91,15 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
         p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 9));
 }
 
+/* A second pair, default attributes, from A to peer and connected: what
+ * the test does to the first pair must leave it working. */
+static void bystander_pair(struct tq *c, struct tq *d, struct tdev *peer)
+{
+    qp_make(c, &A, 0, 7, 7);
+    qp_make(d, peer, 0, 7, 7);
+    tq_connect(c, d);
+}
+
 /* A data segment, or none for 0 bytes (byte_count 0 means 2^31). */
 static void data(struct tw *w, uint32_t n, uint32_t lkey, const void *addr)
 {
@@ -338,10 +347,8 @@ START_TEST(bad_rkey_is_remote_access_error)
 
     qp_make(&a, &A, 0, 7, 7);
     qp_make(&b, &B, 0, 7, 7);
-    qp_make(&c, &A, 0, 7, 7);
-    qp_make(&d, &B, 0, 7, 7);
     tq_connect(&a, &b);
-    tq_connect(&c, &d);
+    bystander_pair(&c, &d, &B);
     tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
     tw_raddr(&w, (uintptr_t)B.mem, B.mr->rkey ^ 0x100);
     tw_data(&w, 5000, A.mr->lkey, A.mem);
@@ -433,10 +440,8 @@ START_TEST(rnr_retry_exhausted)
 
     qp_make(&a, &A, 0, 7, 2);
     qp_make(&b, &B, 4, 7, 7);
-    qp_make(&c, &A, 0, 7, 7);
-    qp_make(&d, &B, 0, 7, 7);
     tq_connect(&a, &b);
-    tq_connect(&c, &d);
+    bystander_pair(&c, &d, &B);
     tw_ctrl(&w, MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE);
     tw_data(&w, 10, A.mr->lkey, A.mem);
     tq_post(&a, &w);
@@ -461,10 +466,8 @@ START_TEST(peer_qp_destroyed_retry_exceeded)
 
     qp_make(&a, &A, 0, 2, 7);
     qp_make(&b, &B, 0, 7, 7);
-    qp_make(&c, &A, 0, 7, 7);
-    qp_make(&d, &B, 0, 7, 7);
     tq_connect(&a, &b);
-    tq_connect(&c, &d);
+    bystander_pair(&c, &d, &B);
     ck_assert_int_eq(rnic_destroy_qp(b.qp), 0);
     tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
     tw_raddr(&w, (uintptr_t)B.mem, B.mr->rkey);
@@ -511,10 +514,8 @@ START_TEST(peer_daemon_killed)
     ck_assert_msg(fifo, "RDN_TEST_KILL_FIFO not set");
     qp_make(&a, &A, 0, 3, 7);
     qp_make(&b, &B, 0, 7, 7);
-    qp_make(&c, &A, 0, 7, 7);
-    qp_make(&d, &A, 0, 7, 7);
     tq_connect(&a, &b);
-    tq_connect(&c, &d);
+    bystander_pair(&c, &d, &A);
     tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
     tw_raddr(&w, (uintptr_t)B.mem, B.mr->rkey);
     tw_data(&w, 10, A.mr->lkey, A.mem);
