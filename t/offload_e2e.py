@@ -273,7 +273,7 @@ def test_growth(t, srv, port):
     gen0 = int(c.stats()["assoc_generation"])
     bad = 0
     n = 0
-    for chunk in range(12):  # 24000 keys: past 90% of 4096 * 4 slots
+    for chunk in range(12):  # 24000 keys: past 85% of 4096 * 2 slots
         c.send(b"".join(b"set grow-%d 0 0 8 noreply\r\n%08d\r\n" % (i, i)
                         for i in range(chunk * 2000, chunk * 2000 + 2000)))
         res = d.get(*watched)

@@ -184,7 +184,7 @@ static void wait_stable(struct assoc_info *info)
 
     for (int i = 0; i < 5000; i++) {
         assoc_get_info(info);
-        /* The 90% trigger asks the migration thread asynchronously: "not
+        /* The load trigger asks the migration thread asynchronously: "not
          * expanding" alone may be seen just before a due growth starts. */
         if (!info->expanding && assoc_count() * 100 < info->nbuckets *
                                                           RDN_BUCKET_SLOTS *
@@ -433,7 +433,7 @@ static void check_mixes(const uint64_t *pre, const uint64_t *post,
  */
 START_TEST(test_racing_read_never_faults)
 {
-    enum { N = (1 << RACE_HP) * RDN_BUCKET_SLOTS * 7 / 8 };
+    enum { N = (1 << RACE_HP) * RDN_BUCKET_SLOTS * 13 / 16 };
     struct rdn_item *items[N];
     uint64_t pre[RACE_WORDS], post[RACE_WORDS];
     struct assoc_info info;
@@ -456,7 +456,7 @@ START_TEST(test_racing_read_never_faults)
         key_name(key, "race", i % N);
         snprintf(val, sizeof(val), "%0*u", (int)(i * 7 % 40), i);
         memcpy(pre, info.buckets, sizeof(pre));
-        if (i < N) { /* fills the table to 87%: displacements */
+        if (i < N) { /* fills the table to 81%: displacements */
             items[i] = arena_item(key, val);
             REQUIRE(insert_item(items[i]) == 0);
         } else if (i < 2 * N) {
@@ -758,7 +758,7 @@ START_TEST(test_automatic_growth)
         REQUIRE(find_key(key) == items[i]);
     }
     wait_stable(&info);
-    ck_assert_uint_ge(info.hashpower, 13); /* 30000 / 4 slots / 90% at least */
+    ck_assert_uint_ge(info.hashpower, 14); /* 30000 / 2 slots / 85% */
     ck_assert_uint_eq(info.generation % 2, 0);
     ck_assert_uint_eq(info.generation,
                       2 * (uint64_t)assoc_stat("assoc_expansions"));
