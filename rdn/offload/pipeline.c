@@ -312,7 +312,8 @@ static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
     uint32_t next = w_base + (i + 1) * OFL_W_UNIT + OFL_HEAD;
     uint32_t r0 = r_base + i * OFL_RESP_UNIT;
     /* Per lap: the receive CQ gets iters completions and the worker's CQ
-     * eight CASes per unit; each ring moves by its size. */
+     * one CAS per slot (OFL_RESP_WQES) per unit; each ring moves by its
+     * size. */
     const uint64_t head_inc = chain_lap_counter(iters, iters * OFL_W_UNIT);
     const uint64_t resp_inc =
         chain_lap_counter(iters * OFL_RESP_WQES, iters * OFL_RESP_UNIT);
@@ -395,8 +396,8 @@ static int build_lap(struct ofl_pipe *p)
         if (rc == 0)
             init_counters(p, i, &u);
     }
-    /* The indexes above assume exactly one lap per ring and eight
-     * completions per worker unit. */
+    /* The indexes above assume exactly one lap per ring and
+     * OFL_RESP_WQES completions per worker unit. */
     if (rc == 0 && (p->w.pi - w_base != p->w.sq.wqebb_cnt ||
                     p->resp.pi - r_base != p->resp.sq.wqebb_cnt ||
                     p->w.scq->count - cq0 != p->cfg.iters * OFL_RESP_WQES))
