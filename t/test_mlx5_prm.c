@@ -247,14 +247,129 @@ START_TEST(last_wqe)
     /* The UAR word names WQE 9 (ds 2) with its true index and QPN, even
      * though the ring's ctrl segment keeps other bits in its index. */
     {
-        bool none;
+        struct m5_db_plan p;
 
-        ck_assert_uint_eq(m5_ring_db_word(ring, 8, 6, 10, 0x42, &none),
-                          m5_uar_db_word(0, 2, 9, 0x42));
-        ck_assert(!none);
-        m5_ring_db_word(ring, 8, 10, 10, 0x42, &none);
-        ck_assert(none);
+        m5_db_plan(ring, 8, 6, 10, 0x42, false, &p);
+        ck_assert_int_eq(p.path, M5_DB_REGULAR);
+        ck_assert_uint_eq(p.last, 9);
+        ck_assert_uint_eq(p.word, m5_uar_db_word(0, 2, 9, 0x42));
+        m5_db_plan(ring, 8, 10, 10, 0x42, true, &p);
+        ck_assert_int_eq(p.path, M5_DB_NONE);
     }
+}
+END_TEST
+
+/* Writes a WQE of ds units at index idx of a ring of cnt blocks: its ctrl
+ * head holds operand bits (index 0xbeef, QPN 0x777) the doorbell must not
+ * repeat, and every other byte of block k is 0x10 * (k + 1) + idx. */
+static void put_wqe(uint8_t *ring, uint32_t cnt, uint32_t idx, uint8_t ds)
+{
+    for (uint32_t k = 0; k < (ds * 16u + 63) / 64; k++)
+        memset(ring + ((idx + k) % cnt) * MLX5_SEND_WQE_BB,
+               (int)(0x10 * (k + 1) + idx), MLX5_SEND_WQE_BB);
+    {
+        struct mlx5_ctrl_seg *c = (void *)(ring + idx % cnt * MLX5_SEND_WQE_BB);
+
+        c->opmod_idx_opcode =
+            cpu_to_be32(mlx5_ctrl_word0(0, 0xbeef, MLX5_OPCODE_RDMA_WRITE));
+        c->qpn_ds = cpu_to_be32(mlx5_ctrl_word1(0x777, ds));
+    }
+}
+
+/* BlueFlame only for one pending WQE that fits the buffer, and only on a
+ * write-combining page; anything else takes the regular doorbell. */
+START_TEST(db_plan_path)
+{
+    uint8_t ring[16 * MLX5_SEND_WQE_BB] = {0};
+    struct m5_db_plan p;
+
+    put_wqe(ring, 16, 3, 3); /* one block: 3..4 */
+    m5_db_plan(ring, 16, 3, 4, 0x1234, true, &p);
+    ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
+    ck_assert_uint_eq(p.bf_bytes, 64);
+    ck_assert_uint_eq(p.word,
+                      m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 3, 3, 0x1234));
+    m5_db_plan(ring, 16, 3, 4, 0x1234, false, &p); /* no WC page */
+    ck_assert_int_eq(p.path, M5_DB_REGULAR);
+    ck_assert_uint_eq(p.bf_bytes, 0);
+    /* Two pending: the doorbell names the second, the NIC fetches both. */
+    put_wqe(ring, 16, 4, 8); /* two blocks: 4..6 */
+    m5_db_plan(ring, 16, 3, 6, 0x1234, true, &p);
+    ck_assert_int_eq(p.path, M5_DB_REGULAR);
+    ck_assert_uint_eq(p.last, 4);
+    /* The largest WQE BlueFlame takes: 4 blocks (ds 16). */
+    put_wqe(ring, 16, 6, 16);
+    m5_db_plan(ring, 16, 6, 10, 0x1234, true, &p);
+    ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
+    ck_assert_uint_eq(p.bf_bytes, M5_BF_SIZE);
+    /* One more unit is a fifth block: too big for the buffer. */
+    put_wqe(ring, 16, 6, 17);
+    m5_db_plan(ring, 16, 6, 11, 0x1234, true, &p);
+    ck_assert_int_eq(p.path, M5_DB_REGULAR);
+    ck_assert_uint_eq(p.word,
+                      m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 17, 6, 0x1234));
+    /* Indexes past 2^16: the word carries the low 16 bits. */
+    put_wqe(ring, 16, 0x10003, 2);
+    m5_db_plan(ring, 16, 0x10003, 0x10004, 0x1234, true, &p);
+    ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
+    ck_assert_uint_eq(p.word,
+                      m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 2, 3, 0x1234));
+}
+END_TEST
+
+/* The copy is the WQE from the ring, wrapped at its end, with the true
+ * ctrl head; bytes past it are not touched. */
+START_TEST(bf_image)
+{
+    uint8_t ring[8 * MLX5_SEND_WQE_BB] = {0}, out[M5_BF_SIZE];
+    struct m5_db_plan p;
+
+    put_wqe(ring, 8, 6, 12); /* three blocks: 6, 7, then 0 */
+    m5_db_plan(ring, 8, 6, 9, 0x55, true, &p);
+    ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
+    ck_assert_uint_eq(p.bf_bytes, 192);
+    memset(out, 0xee, sizeof(out));
+    m5_bf_image(ring, 8, &p, out);
+    ck_assert_mem_eq(out, &p.word, 8);
+    ck_assert_mem_eq(out + 8, ring + 6 * 64 + 8, 56);
+    ck_assert_mem_eq(out + 64, ring + 7 * 64, 64);
+    ck_assert_mem_eq(out + 128, ring, 64); /* wrapped */
+    for (unsigned i = 192; i < M5_BF_SIZE; i++)
+        ck_assert_uint_eq(out[i], 0xee);
+    /* The ring itself keeps the chain's operand bits. */
+    ck_assert_uint_eq(
+        mlx5_ctrl_wqe_index((const struct mlx5_ctrl_seg *)(ring + 6 * 64)),
+        0xbeef);
+}
+END_TEST
+
+/* Successive rings use the two halves of the register in turn. */
+START_TEST(bf_alternation)
+{
+    uint32_t off = 0;
+
+    for (int i = 0; i < 6; i++) {
+        ck_assert_uint_eq(off, i % 2 ? M5_BF_SIZE : 0);
+        off = m5_bf_next(off);
+    }
+    ck_assert_uint_eq(m5_bf_next(M5_BF_SIZE), 0);
+}
+END_TEST
+
+/* The arm: sn in bits 29:28 (mod 4), "any CQE" (bit 24 clear), the
+ * consumer index's low 24 bits; the UAR word adds the CQN after it. */
+START_TEST(cq_arm)
+{
+    uint64_t w = m5_cq_arm_db_word(5, 0x1234567, 0xabcdef);
+    uint8_t b[8];
+
+    ck_assert_uint_eq(be32_to_cpu(m5_cq_arm_value(0, 7)), 7);
+    ck_assert_uint_eq(be32_to_cpu(m5_cq_arm_value(5, 0x1234567)), 0x10234567);
+    ck_assert_uint_eq(be32_to_cpu(m5_cq_arm_value(3, 0xffffff)), 0x30ffffff);
+    memcpy(b, &w, 8);
+    ck_assert_uint_eq(be32_at(b), 0x10234567);
+    ck_assert_uint_eq(be32_at(b + 4), 0xabcdef);
+    ck_assert_uint_eq(M5_CQ_DOORBELL, 0x20);
 }
 END_TEST
 
@@ -380,6 +495,10 @@ static Suite *suite(void)
     tcase_add_test(tc, out_fields);
     tcase_add_test(tc, doorbells);
     tcase_add_test(tc, last_wqe);
+    tcase_add_test(tc, db_plan_path);
+    tcase_add_test(tc, bf_image);
+    tcase_add_test(tc, bf_alternation);
+    tcase_add_test(tc, cq_arm);
     tcase_add_test(tc, recv_wqe);
     tcase_add_test(tc, cqe_decoding);
     tcase_add_test(tc, caps);
