@@ -249,11 +249,11 @@ START_TEST(last_wqe)
     {
         struct m5_db_plan p;
 
-        m5_db_plan(ring, 8, 6, 10, 0x42, false, &p);
+        m5_db_plan(ring, 8, 6, 10, 0x42, 0, &p);
         ck_assert_int_eq(p.path, M5_DB_REGULAR);
         ck_assert_uint_eq(p.last, 9);
         ck_assert_uint_eq(p.word, m5_uar_db_word(0, 2, 9, 0x42));
-        m5_db_plan(ring, 8, 10, 10, 0x42, true, &p);
+        m5_db_plan(ring, 8, 10, 10, 0x42, 256, &p);
         ck_assert_int_eq(p.path, M5_DB_NONE);
     }
 }
@@ -284,33 +284,36 @@ START_TEST(db_plan_path)
     struct m5_db_plan p;
 
     put_wqe(ring, 16, 3, 3); /* one block: 3..4 */
-    m5_db_plan(ring, 16, 3, 4, 0x1234, true, &p);
+    m5_db_plan(ring, 16, 3, 4, 0x1234, 256, &p);
     ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
     ck_assert_uint_eq(p.bf_bytes, 64);
     ck_assert_uint_eq(p.word,
                       m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 3, 3, 0x1234));
-    m5_db_plan(ring, 16, 3, 4, 0x1234, false, &p); /* no WC page */
+    m5_db_plan(ring, 16, 3, 4, 0x1234, 0, &p); /* no BlueFlame */
     ck_assert_int_eq(p.path, M5_DB_REGULAR);
     ck_assert_uint_eq(p.bf_bytes, 0);
     /* Two pending: the doorbell names the second, the NIC fetches both. */
     put_wqe(ring, 16, 4, 8); /* two blocks: 4..6 */
-    m5_db_plan(ring, 16, 3, 6, 0x1234, true, &p);
+    m5_db_plan(ring, 16, 3, 6, 0x1234, 256, &p);
     ck_assert_int_eq(p.path, M5_DB_REGULAR);
     ck_assert_uint_eq(p.last, 4);
     /* The largest WQE BlueFlame takes: 4 blocks (ds 16). */
     put_wqe(ring, 16, 6, 16);
-    m5_db_plan(ring, 16, 6, 10, 0x1234, true, &p);
+    m5_db_plan(ring, 16, 6, 10, 0x1234, 256, &p);
     ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
-    ck_assert_uint_eq(p.bf_bytes, M5_BF_SIZE);
+    ck_assert_uint_eq(p.bf_bytes, M5_BF_MAX);
+    /* Smaller BlueFlame buffers take less. */
+    m5_db_plan(ring, 16, 6, 10, 0x1234, 128, &p);
+    ck_assert_int_eq(p.path, M5_DB_REGULAR);
     /* One more unit is a fifth block: too big for the buffer. */
     put_wqe(ring, 16, 6, 17);
-    m5_db_plan(ring, 16, 6, 11, 0x1234, true, &p);
+    m5_db_plan(ring, 16, 6, 11, 0x1234, 256, &p);
     ck_assert_int_eq(p.path, M5_DB_REGULAR);
     ck_assert_uint_eq(p.word,
                       m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 17, 6, 0x1234));
     /* Indexes past 2^16: the word carries the low 16 bits. */
     put_wqe(ring, 16, 0x10003, 2);
-    m5_db_plan(ring, 16, 0x10003, 0x10004, 0x1234, true, &p);
+    m5_db_plan(ring, 16, 0x10003, 0x10004, 0x1234, 256, &p);
     ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
     ck_assert_uint_eq(p.word,
                       m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 2, 3, 0x1234));
@@ -321,11 +324,11 @@ END_TEST
  * ctrl head; bytes past it are not touched. */
 START_TEST(bf_image)
 {
-    uint8_t ring[8 * MLX5_SEND_WQE_BB] = {0}, out[M5_BF_SIZE];
+    uint8_t ring[8 * MLX5_SEND_WQE_BB] = {0}, out[M5_BF_MAX];
     struct m5_db_plan p;
 
     put_wqe(ring, 8, 6, 12); /* three blocks: 6, 7, then 0 */
-    m5_db_plan(ring, 8, 6, 9, 0x55, true, &p);
+    m5_db_plan(ring, 8, 6, 9, 0x55, 256, &p);
     ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
     ck_assert_uint_eq(p.bf_bytes, 192);
     memset(out, 0xee, sizeof(out));
@@ -334,7 +337,7 @@ START_TEST(bf_image)
     ck_assert_mem_eq(out + 8, ring + 6 * 64 + 8, 56);
     ck_assert_mem_eq(out + 64, ring + 7 * 64, 64);
     ck_assert_mem_eq(out + 128, ring, 64); /* wrapped */
-    for (unsigned i = 192; i < M5_BF_SIZE; i++)
+    for (unsigned i = 192; i < M5_BF_MAX; i++)
         ck_assert_uint_eq(out[i], 0xee);
     /* The ring itself keeps the chain's operand bits. */
     ck_assert_uint_eq(
@@ -343,16 +346,34 @@ START_TEST(bf_image)
 }
 END_TEST
 
-/* Successive rings use the two halves of the register in turn. */
+/* Successive rings use the two halves of the register in turn; the
+ * halves' size comes from the capability (log_bf_reg_size, bit 0x26b). */
 START_TEST(bf_alternation)
 {
-    uint32_t off = 0;
+    uint8_t out[M5_QUERY_CAP_OUT] = {0};
+    struct m5_caps c;
+    uint32_t off = 0, half;
 
+    /* bf (bit 0x260) and log_bf_reg_size 9 (bits 0x26b-0x26f): 512. */
+    out[BYTE(0x80 + 0x260)] |= MASK(0x80 + 0x260);
+    out[BYTE(0x80 + 0x26f)] |= 9; /* the field ends at bit 0x26f */
+    m5_caps_parse(out, &c);
+    ck_assert(c.bf);
+    ck_assert_uint_eq(c.log_bf_reg_size, 9);
+    half = m5_bf_half(&c);
+    ck_assert_uint_eq(half, 256);
     for (int i = 0; i < 6; i++) {
-        ck_assert_uint_eq(off, i % 2 ? M5_BF_SIZE : 0);
-        off = m5_bf_next(off);
+        ck_assert_uint_eq(off, i % 2 ? 256 : 0);
+        off = m5_bf_next(off, half);
     }
-    ck_assert_uint_eq(m5_bf_next(M5_BF_SIZE), 0);
+    /* No bf capability: no BlueFlame, and the offset stays put. */
+    c.bf = false;
+    ck_assert_uint_eq(m5_bf_half(&c), 0);
+    ck_assert_uint_eq(m5_bf_next(0, m5_bf_half(&c)), 0);
+    /* A register too small for a doorbell word counts as none. */
+    c.bf = true;
+    c.log_bf_reg_size = 3;
+    ck_assert_uint_eq(m5_bf_half(&c), 0);
 }
 END_TEST
 
@@ -465,7 +486,7 @@ START_TEST(caps)
     out[(0x80 + 0x88) / 8] = 15; /* log_max_qp_sz */
     out[(0x80 + 0xc8) / 8] = 22; /* log_max_cq_sz */
     m5_caps_parse(out, &c);
-    ck_assert(!c.cd && !c.cq_oi && !c.atomic);
+    ck_assert(!c.cd && !c.cq_oi && !c.atomic && !c.bf);
     ck_assert_int_eq(m5_caps_check_qp(&c, &qa, why, sizeof(why)), -EOPNOTSUPP);
     ck_assert_ptr_nonnull(strstr(why, "cross-channel"));
     ck_assert_int_eq(m5_caps_check_cq(&c, &ca, why, sizeof(why)), -EOPNOTSUPP);
@@ -474,6 +495,7 @@ START_TEST(caps)
     out[BYTE(0x80 + 0x21e)] |= MASK(0x80 + 0x21e);
     m5_caps_parse(out, &c);
     ck_assert(c.cd && c.cq_oi && c.atomic);
+    ck_assert_uint_eq(c.log_max_cq_sz, 22); /* its neighbours untouched */
     ck_assert_uint_eq(c.log_max_qp_sz, 15);
     ck_assert_int_eq(m5_caps_check_qp(&c, &qa, why, sizeof(why)), 0);
     ck_assert_int_eq(m5_caps_check_cq(&c, &ca, why, sizeof(why)), 0);

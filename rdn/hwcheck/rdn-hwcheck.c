@@ -424,7 +424,10 @@ close_q:
 
 /*
  * A WRITE whose ctrl segment carries operand bits in wqe_index and qpn
- * (opmod 0), as chains' if-targets do: pass if the NIC executes it.
+ * (opmod 0), as chains' if-targets do: pass if the NIC executes it. A NOP
+ * goes first so that two WQEs are rung: the NIC then fetches the WRITE
+ * from the ring, bits and all, where a lone WQE could reach it as a
+ * BlueFlame copy, whose head the provider writes true (docs/mlx5.md).
  */
 static int probe_ctrl_checks(struct probe_ctx *c)
 {
@@ -442,11 +445,13 @@ static int probe_ctrl_checks(struct probe_ctx *c)
     w.id48 = 0x00a5a55a5a5aull;
     rc = chain_q_connect(&q, &q);
     if (rc == 0)
+        rc = chain_nop(&q, 0, NULL);
+    if (rc == 0)
         rc = chain_post(&q, &w, NULL); /* -EOPNOTSUPP without a raw ring */
     if (rc == 0)
         rc = chain_q_doorbell(&q);
     if (rc < 0) {
-        rc = fail(c, rc, "WRITE");
+        rc = fail(c, rc, "NOP + WRITE");
         goto close_q;
     }
     rc = chain_cq_poll_wait(q.scq, &wc, PROBE_MS);

@@ -67,11 +67,13 @@ struct m5_dev {
     struct rnic_device *vdev; /* the verbs device underneath */
     struct ibv_context *ctx;
     struct mlx5dv_devx_uar *uar;
-    bool bf; /* the UAR page is write-combining: BlueFlame copies work */
+    bool wc; /* the UAR page is write-combining */
     /* The UAR's doorbell register is shared by every QP of the device:
      * its BlueFlame offset and the writes that use it go under db_lock. */
     pthread_spinlock_t db_lock;
     uint32_t bf_off;
+    uint32_t bf_half; /* m5_bf_half(): the offset's step */
+    uint32_t bf_max;  /* largest BlueFlame copy; 0: never copy */
     uint32_t pdn, eqn;
     struct m5_caps caps;
     pthread_mutex_t lock;
@@ -181,9 +183,11 @@ static int m5_open(const char *name, const struct rnic_open_opts *opts,
     /* Write-combining first (BlueFlame); the kernel refuses it where the
      * CPU cannot write-combine to the NIC, and the page is then uncached. */
     d->uar = mlx5dv_devx_alloc_uar(d->ctx, MLX5DV_UAR_ALLOC_TYPE_BF);
-    d->bf = d->uar != NULL;
+    d->wc = d->uar != NULL;
     if (!d->uar)
         d->uar = mlx5dv_devx_alloc_uar(d->ctx, MLX5DV_UAR_ALLOC_TYPE_NC);
+    d->bf_half = m5_bf_half(&d->caps);
+    d->bf_max = d->wc ? d->bf_half : 0;
     if (!d->uar) {
         rc = rnic_err(-EIO, "mlx5: %s: no UAR page", name);
         goto close_vdev;
@@ -694,7 +698,7 @@ static int m5_connect(struct rnic_qp *qp, const struct rnic_addr *remote)
 static void ring_uar(struct m5_dev *d, const struct rnic_qp *qp,
                      const struct m5_db_plan *p)
 {
-    uint8_t img[M5_BF_SIZE];
+    uint8_t img[M5_BF_MAX];
 
     if (p->path == M5_DB_BLUEFLAME)
         m5_bf_image(qp->sq.buf, qp->sq.wqebb_cnt, p, img);
@@ -715,7 +719,7 @@ static void ring_uar(struct m5_dev *d, const struct rnic_qp *qp,
         /* Inside the lock: another thread's later doorbell must not reach
          * the NIC first from its CPU's write-combining buffer. */
         wc_flush();
-        d->bf_off = m5_bf_next(d->bf_off);
+        d->bf_off = m5_bf_next(d->bf_off, d->bf_half);
     }
     pthread_spin_unlock(&d->db_lock);
 }
@@ -728,7 +732,7 @@ static int m5_ring_doorbell(struct rnic_qp *qp, uint32_t sq_pi)
 
     if (q->flags & RNIC_QP_MANAGED_SEND)
         return 0; /* runs only as far as SEND_EN enabled it */
-    m5_db_plan(qp->sq.buf, qp->sq.wqebb_cnt, q->rung, sq_pi, qp->num, d->bf,
+    m5_db_plan(qp->sq.buf, qp->sq.wqebb_cnt, q->rung, sq_pi, qp->num, d->bf_max,
                &plan);
     q->rung = sq_pi;
     if (plan.path == M5_DB_NONE)

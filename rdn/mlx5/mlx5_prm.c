@@ -71,7 +71,8 @@ static const struct m5_field CQ_UMEM_ID = F(0x2c0, 32),
 static const struct m5_field CAP_LOG_MAX_QP_SZ = F(0x88, 8),
                              CAP_LOG_MAX_CQ_SZ = F(0xc8, 8),
                              CAP_ATOMIC = F(0x21e, 1), CAP_CQ_OI = F(0x220, 1),
-                             CAP_CD = F(0x22c, 1);
+                             CAP_CD = F(0x22c, 1), CAP_BF = F(0x260, 1),
+                             CAP_LOG_BF_REG_SIZE = F(0x26b, 5);
 
 #define QPC_ST_RC        0x0
 #define QPC_PM_MIGRATED  0x3
@@ -303,13 +304,14 @@ uint32_t m5_last_wqe(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t from,
     return last;
 }
 
-uint32_t m5_bf_next(uint32_t off)
+uint32_t m5_bf_next(uint32_t off, uint32_t half)
 {
-    return off ^ M5_BF_SIZE;
+    return off ^ half;
 }
 
 void m5_db_plan(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t rung,
-                uint32_t sq_pi, uint32_t qpn, bool bf, struct m5_db_plan *p)
+                uint32_t sq_pi, uint32_t qpn, uint32_t bf_max,
+                struct m5_db_plan *p)
 {
     const struct mlx5_ctrl_seg *c;
     uint32_t bytes;
@@ -323,14 +325,14 @@ void m5_db_plan(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t rung,
                              (uint16_t)p->last, qpn);
     bytes = wqe_blocks(mlx5_ctrl_ds(c)) * MLX5_SEND_WQE_BB;
     p->path = M5_DB_REGULAR;
-    if (bf && p->last == rung && bytes <= M5_BF_SIZE) {
+    if (p->last == rung && bytes <= bf_max && bytes <= M5_BF_MAX) {
         p->path = M5_DB_BLUEFLAME;
         p->bf_bytes = bytes;
     }
 }
 
 void m5_bf_image(const uint8_t *ring, uint32_t wqebb_cnt,
-                 const struct m5_db_plan *p, uint8_t out[M5_BF_SIZE])
+                 const struct m5_db_plan *p, uint8_t out[M5_BF_MAX])
 {
     for (uint32_t b = 0; b < p->bf_bytes / MLX5_SEND_WQE_BB; b++)
         memcpy(out + b * MLX5_SEND_WQE_BB,
@@ -475,6 +477,16 @@ void m5_caps_parse(const uint8_t out[M5_QUERY_CAP_OUT], struct m5_caps *c)
     c->atomic = m5_get(cap, CAP_ATOMIC);
     c->log_max_qp_sz = (unsigned)m5_get(cap, CAP_LOG_MAX_QP_SZ);
     c->log_max_cq_sz = (unsigned)m5_get(cap, CAP_LOG_MAX_CQ_SZ);
+    c->bf = m5_get(cap, CAP_BF);
+    c->log_bf_reg_size = (unsigned)m5_get(cap, CAP_LOG_BF_REG_SIZE);
+}
+
+uint32_t m5_bf_half(const struct m5_caps *c)
+{
+    /* A buffer holds at least the 8-byte doorbell word. */
+    return c->bf && c->log_bf_reg_size >= 4 && c->log_bf_reg_size < 31
+               ? (1u << c->log_bf_reg_size) / 2
+               : 0;
 }
 
 int m5_caps_check_qp(const struct m5_caps *c, const struct rnic_qp_init_attr *a,

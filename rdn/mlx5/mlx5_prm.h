@@ -139,20 +139,23 @@ uint32_t m5_last_wqe(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t from,
                      uint32_t to);
 
 /*
- * BlueFlame. A UAR page's doorbell register (mlx5dv_devx_uar.reg_addr) is
- * two buffers of M5_BF_SIZE bytes, written in turn: each ring writes the
- * 8-byte doorbell word, or a copy of the WQE itself, to the next one (as
- * rdma-core's mlx5 provider does), so a doorbell never lands in a buffer
- * the NIC may still be reading. A copy saves the NIC the WQE's fetch; it
- * needs the page mapped write-combining, and one WQE pending (the copy
- * replaces only the WQE it holds).
+ * BlueFlame. A UAR page's doorbell register (mlx5dv_devx_uar.reg_addr,
+ * 2^log_bf_reg_size bytes: m5_caps) is two buffers of half that, written
+ * in turn: each ring writes the 8-byte doorbell word, or a copy of the
+ * WQE itself, to the other one than the last ring (as rdma-core's mlx5
+ * provider does), so a doorbell never lands in a buffer the NIC may still
+ * be reading. A copy saves the NIC the WQE's fetch; it needs the bf
+ * capability, the page mapped write-combining, and one WQE pending (the
+ * copy stands for only the WQE it holds). Copies are at most M5_BF_MAX
+ * bytes (ConnectX-5/6: 512-byte registers, 256-byte buffers).
  */
-#define M5_BF_SIZE 256
+#define M5_BF_MAX 256
 /* The CQ arm doorbell: this offset from the UAR page's base. */
 #define M5_CQ_DOORBELL 0x20
 
-/* The buffer offset (from reg_addr) a ring after one at offset off uses. */
-uint32_t m5_bf_next(uint32_t off);
+/* The buffer offset (from reg_addr) a ring after one at offset off uses,
+ * for buffers of half bytes (m5_bf_half()). */
+uint32_t m5_bf_next(uint32_t off, uint32_t half);
 
 enum m5_db_path {
     M5_DB_NONE,      /* no WQE starts between the last ring and now */
@@ -170,22 +173,23 @@ struct m5_db_plan {
 /*
  * How to ring up to sq_pi after rung: the last WQE that starts in between
  * (m5_last_wqe()) and its UAR word (opcode and ds from the ring, true
- * index and qpn); BLUEFLAME when bf (the UAR page is write-combining) and
- * that WQE is the only one pending and fits M5_BF_SIZE, else REGULAR;
+ * index and qpn); BLUEFLAME when that WQE is the only one pending and
+ * fits bf_max bytes (0: no BlueFlame; at most M5_BF_MAX), else REGULAR;
  * NONE when no WQE starts in between.
  */
 void m5_db_plan(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t rung,
-                uint32_t sq_pi, uint32_t qpn, bool bf, struct m5_db_plan *p);
+                uint32_t sq_pi, uint32_t qpn, uint32_t bf_max,
+                struct m5_db_plan *p);
 
 /*
  * The bytes a BLUEFLAME plan writes to the register: the pending WQE's
  * p->bf_bytes from the ring (wrapping at its end), its first 8 bytes
  * replaced by p->word, so the copy names the WQE as the regular doorbell
  * would whatever operands a chain keeps in its ctrl segment. out holds
- * M5_BF_SIZE bytes; those past bf_bytes are left alone.
+ * M5_BF_MAX bytes; those past bf_bytes are left alone.
  */
 void m5_bf_image(const uint8_t *ring, uint32_t wqebb_cnt,
-                 const struct m5_db_plan *p, uint8_t out[M5_BF_SIZE]);
+                 const struct m5_db_plan *p, uint8_t out[M5_BF_MAX]);
 
 /*
  * Writes receive WQE (stride bytes) with n scatter entries; the unused
@@ -226,13 +230,19 @@ struct m5_caps {
     bool cd;     /* cross-channel: WAIT, SEND_EN, RECV_EN, cd_* QPs */
     bool cq_oi;  /* CQs that ignore overrun */
     bool atomic; /* RDMA atomics */
+    bool bf;     /* BlueFlame doorbell registers */
     unsigned log_max_qp_sz, log_max_cq_sz;
+    unsigned log_bf_reg_size; /* of a UAR doorbell register, in bytes */
 };
 
 /* QUERY_HCA_CAP of the current general capabilities. */
 void m5_query_cap_in(uint8_t in[M5_QUERY_CAP_IN]);
 /* Reads them from a QUERY_HCA_CAP (general, current) output. */
 void m5_caps_parse(const uint8_t out[M5_QUERY_CAP_OUT], struct m5_caps *c);
+
+/* The size of one of a doorbell register's two BlueFlame buffers; 0
+ * without BlueFlame. */
+uint32_t m5_bf_half(const struct m5_caps *c);
 
 /* What the provider can promise with caps c: -EOPNOTSUPP lists the need. */
 int m5_caps_check_qp(const struct m5_caps *c, const struct rnic_qp_init_attr *a,
