@@ -320,6 +320,22 @@ START_TEST(db_plan_path)
 }
 END_TEST
 
+/* BlueFlame only on a write-combining page, and never for the queues of
+ * cross-channel constructs, whose WQEs chains rewrite behind WAITs. */
+START_TEST(bf_max_per_qp)
+{
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, 0), 256);
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, RNIC_QP_RESTRICT_ACCESS), 256);
+    ck_assert_uint_eq(m5_qp_bf_max(512, true, 0), M5_BF_MAX);
+    ck_assert_uint_eq(m5_qp_bf_max(128, true, 0), 128);
+    ck_assert_uint_eq(m5_qp_bf_max(256, false, 0), 0);
+    ck_assert_uint_eq(m5_qp_bf_max(0, true, 0), 0);
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, RNIC_QP_CROSS_CHANNEL), 0);
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, RNIC_QP_MANAGED_SEND), 0);
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, RNIC_QP_MANAGED_RECV), 0);
+}
+END_TEST
+
 /* The copy is the WQE from the ring, wrapped at its end, with the true
  * ctrl head; bytes past it are not touched. */
 START_TEST(bf_image)
@@ -518,6 +534,7 @@ static Suite *suite(void)
     tcase_add_test(tc, doorbells);
     tcase_add_test(tc, last_wqe);
     tcase_add_test(tc, db_plan_path);
+    tcase_add_test(tc, bf_max_per_qp);
     tcase_add_test(tc, bf_image);
     tcase_add_test(tc, bf_alternation);
     tcase_add_test(tc, cq_arm);

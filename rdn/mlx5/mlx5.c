@@ -73,7 +73,6 @@ struct m5_dev {
     pthread_spinlock_t db_lock;
     uint32_t bf_off;
     uint32_t bf_half; /* m5_bf_half(): the offset's step */
-    uint32_t bf_max;  /* largest BlueFlame copy; 0: never copy */
     uint32_t pdn, eqn;
     struct m5_caps caps;
     pthread_mutex_t lock;
@@ -187,7 +186,6 @@ static int m5_open(const char *name, const struct rnic_open_opts *opts,
     if (!d->uar)
         d->uar = mlx5dv_devx_alloc_uar(d->ctx, MLX5DV_UAR_ALLOC_TYPE_NC);
     d->bf_half = m5_bf_half(&d->caps);
-    d->bf_max = d->wc ? d->bf_half : 0;
     if (!d->uar) {
         rc = rnic_err(-EIO, "mlx5: %s: no UAR page", name);
         goto close_vdev;
@@ -691,8 +689,9 @@ static int m5_connect(struct rnic_qp *qp, const struct rnic_addr *remote)
  * The send doorbell: the record takes the producer index, then the UAR
  * register either the ctrl head of the last WQE rung, with its true index
  * and QPN whatever operands the chain keeps in its ctrl segment
- * (docs/mlx5.md), or, for a lone WQE on a write-combining page, a
- * BlueFlame copy of it with that head. The register's two buffers are
+ * (docs/mlx5.md), or, for a lone WQE of a queue that is not
+ * cross-channel on a write-combining page, a BlueFlame copy of it with
+ * that head (m5_qp_bf_max()). The register's two buffers are
  * used in turn (mlx5_prm.h), under the device's doorbell lock.
  */
 static void ring_uar(struct m5_dev *d, const struct rnic_qp *qp,
@@ -732,8 +731,8 @@ static int m5_ring_doorbell(struct rnic_qp *qp, uint32_t sq_pi)
 
     if (q->flags & RNIC_QP_MANAGED_SEND)
         return 0; /* runs only as far as SEND_EN enabled it */
-    m5_db_plan(qp->sq.buf, qp->sq.wqebb_cnt, q->rung, sq_pi, qp->num, d->bf_max,
-               &plan);
+    m5_db_plan(qp->sq.buf, qp->sq.wqebb_cnt, q->rung, sq_pi, qp->num,
+               m5_qp_bf_max(d->bf_half, d->wc, q->flags), &plan);
     q->rung = sq_pi;
     if (plan.path == M5_DB_NONE)
         return 0;

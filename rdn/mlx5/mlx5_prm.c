@@ -489,13 +489,21 @@ uint32_t m5_bf_half(const struct m5_caps *c)
                : 0;
 }
 
+/* The flags of the queues RedN's cross-channel constructs use. */
+#define CROSS_FLAGS                                                            \
+    (RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND | RNIC_QP_MANAGED_RECV)
+
+uint32_t m5_qp_bf_max(uint32_t half, bool wc, unsigned qp_flags)
+{
+    if (!wc || (qp_flags & CROSS_FLAGS))
+        return 0;
+    return half < M5_BF_MAX ? half : M5_BF_MAX;
+}
+
 int m5_caps_check_qp(const struct m5_caps *c, const struct rnic_qp_init_attr *a,
                      char *why, size_t n)
 {
-    const unsigned cross =
-        RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND | RNIC_QP_MANAGED_RECV;
-
-    if ((a->flags & cross) && !c->cd) {
+    if ((a->flags & CROSS_FLAGS) && !c->cd) {
         snprintf(why, n, "the device has no cross-channel (HCA cap cd = 0)");
         return -EOPNOTSUPP;
     }

@@ -243,6 +243,14 @@ void m5_caps_parse(const uint8_t out[M5_QUERY_CAP_OUT], struct m5_caps *c);
 /* The size of one of a doorbell register's two BlueFlame buffers; 0
  * without BlueFlame. */
 uint32_t m5_bf_half(const struct m5_caps *c);
+/*
+ * The largest BlueFlame copy for a QP of rnic_qp_flags qp_flags on a
+ * device with buffers of half bytes, whose UAR page is write-combining
+ * (wc) or not: m5_db_plan()'s bf_max. 0 for cross-channel queues: a chain
+ * may rewrite a WQE of theirs after the ring while a WAIT holds the queue,
+ * and a NIC that kept the copy would run the stale bytes. 0 without wc.
+ */
+uint32_t m5_qp_bf_max(uint32_t half, bool wc, unsigned qp_flags);
 
 /* What the provider can promise with caps c: -EOPNOTSUPP lists the need. */
 int m5_caps_check_qp(const struct m5_caps *c, const struct rnic_qp_init_attr *a,
