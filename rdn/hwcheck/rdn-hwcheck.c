@@ -622,10 +622,13 @@ static int rig_open(struct probe_ctx *c, struct get_rig **out)
                         RNIC_ACCESS_REMOTE_READ, &r->buckets);
     if (rc == 0)
         rc = chain_buf_open(c->dev, GET_GEN_OFF + 64, 0, &r->items);
-    if (rc == 0)
-        rc = chain_cq_open(c->dev, 64, RNIC_CQ_IGNORE_OVERRUN, &r->done);
     if (rc < 0) {
         rc = fail(c, rc, "memory");
+        goto close_rig;
+    }
+    rc = chain_cq_open(c->dev, 64, RNIC_CQ_IGNORE_OVERRUN, &r->done);
+    if (rc < 0) {
+        rc = fail(c, rc, "done CQ");
         goto close_rig;
     }
     rc = chain_q_open(c->dev, &ma, &r->master);
