@@ -490,6 +490,11 @@ close_q:
 
 static const char get_key[] = "rdn-hwcheck:hit";
 static const char get_val[] = "served by the NIC, no CPU";
+_Static_assert(sizeof(get_val) - 1 <= GET_ITEM_MAX, "the value fits");
+/* Header, key and value, up to 7 bytes of padding, tail stamp. */
+#define GET_ITEM_BYTES                                                         \
+    (sizeof(struct rdn_item) + sizeof(get_key) + sizeof(get_val) + 7 + 8)
+_Static_assert(GET_ITEM_BYTES <= GET_GEN_OFF, "the item, then the gen word");
 
 struct get_rig {
     struct chain_buf buckets; /* remote read: the worker's loopback READs */
