@@ -23,6 +23,7 @@ n=$(echo "$out" | grep -c ' pass$')
 echo "$out" | grep -q '^GET chain: hit  *pass$'; check $? "the GET chain's hit"
 echo "$out" | grep -q 'the item, verified'; check $? "the hit's item verified"
 echo "$out" | grep -q '^GET chain: miss  *pass$'; check $? "the GET chain's miss"
+! echo "$out" | grep -q '^capabilities:'; check $? "softnic reports no NIC capability bits"
 out=$(RDN_DEVICE=softnic-inproc "$bin")
 check $? "with RDN_DEVICE: exit status"
 echo "$out" | grep -q '^device softnic-inproc$'; check $? "RDN_DEVICE names the device"

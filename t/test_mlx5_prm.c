@@ -362,6 +362,28 @@ START_TEST(bf_image)
 }
 END_TEST
 
+/* What rdn-hwcheck prints for an mlx5 device, and cut to fit. */
+START_TEST(caps_describe)
+{
+    struct m5_caps c = {.cd = true,
+                        .cq_oi = true,
+                        .atomic = true,
+                        .wqe_index_ignore = false,
+                        .bf = true,
+                        .log_bf_reg_size = 9,
+                        .log_max_qp_sz = 15,
+                        .log_max_cq_sz = 22};
+    char buf[200], small[8];
+
+    m5_caps_describe(&c, true, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "cd 1, cq_oi 1, atomic 1, wqe_index_ignore_cap 0, "
+                          "bf 1 (256-byte buffers, UAR write-combining), "
+                          "log_max_qp_sz 15, log_max_cq_sz 22");
+    m5_caps_describe(&c, false, small, sizeof(small));
+    ck_assert_str_eq(small, "cd 1, c");
+}
+END_TEST
+
 /* Successive rings use the two halves of the register in turn; the
  * halves' size comes from the capability (log_bf_reg_size, bit 0x26b). */
 START_TEST(bf_alternation)
@@ -502,15 +524,16 @@ START_TEST(caps)
     out[(0x80 + 0x88) / 8] = 15; /* log_max_qp_sz */
     out[(0x80 + 0xc8) / 8] = 22; /* log_max_cq_sz */
     m5_caps_parse(out, &c);
-    ck_assert(!c.cd && !c.cq_oi && !c.atomic && !c.bf);
+    ck_assert(!c.cd && !c.cq_oi && !c.atomic && !c.bf && !c.wqe_index_ignore);
     ck_assert_int_eq(m5_caps_check_qp(&c, &qa, why, sizeof(why)), -EOPNOTSUPP);
     ck_assert_ptr_nonnull(strstr(why, "cross-channel"));
     ck_assert_int_eq(m5_caps_check_cq(&c, &ca, why, sizeof(why)), -EOPNOTSUPP);
     out[BYTE(0x80 + 0x22c)] |= MASK(0x80 + 0x22c);
     out[BYTE(0x80 + 0x220)] |= MASK(0x80 + 0x220);
     out[BYTE(0x80 + 0x21e)] |= MASK(0x80 + 0x21e);
+    out[BYTE(0x80 + 0x99)] |= MASK(0x80 + 0x99); /* wqe_index_ignore_cap */
     m5_caps_parse(out, &c);
-    ck_assert(c.cd && c.cq_oi && c.atomic);
+    ck_assert(c.cd && c.cq_oi && c.atomic && c.wqe_index_ignore);
     ck_assert_uint_eq(c.log_max_cq_sz, 22); /* its neighbours untouched */
     ck_assert_uint_eq(c.log_max_qp_sz, 15);
     ck_assert_int_eq(m5_caps_check_qp(&c, &qa, why, sizeof(why)), 0);
@@ -537,6 +560,7 @@ static Suite *suite(void)
     tcase_add_test(tc, bf_max_per_qp);
     tcase_add_test(tc, bf_image);
     tcase_add_test(tc, bf_alternation);
+    tcase_add_test(tc, caps_describe);
     tcase_add_test(tc, cq_arm);
     tcase_add_test(tc, recv_wqe);
     tcase_add_test(tc, cqe_decoding);

@@ -822,6 +822,12 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("device %s\n", rnic_device_name(c.dev));
+    {
+        char caps[256];
+
+        if (rnic_device_caps(c.dev, caps, sizeof(caps)) == 0)
+            printf("capabilities: %s\n", caps);
+    }
     for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
         int rc;
 

@@ -773,6 +773,14 @@ static void *m5_qp_rq_doorbell(struct rnic_qp *qp)
     return q->rq_wqe ? q->dbr.buf : NULL;
 }
 
+static int m5_device_caps(const struct rnic_device *dev, char *buf, size_t len)
+{
+    const struct m5_dev *d = (const struct m5_dev *)dev;
+
+    m5_caps_describe(&d->caps, d->wc, buf, len);
+    return 0;
+}
+
 static const struct rnic_ops m5_ops = {
     .close = m5_close,
     .mem_alloc = m5_mem_alloc,
@@ -792,6 +800,7 @@ static const struct rnic_ops m5_ops = {
     .post_recv = m5_post_recv,
     .qp_rq_doorbell = m5_qp_rq_doorbell,
     .mem_len = m5_mem_len,
+    .device_caps = m5_device_caps,
 };
 
 const struct rnic_provider mlx5_provider = {

@@ -72,6 +72,7 @@ static const struct m5_field CAP_LOG_MAX_QP_SZ = F(0x88, 8),
                              CAP_LOG_MAX_CQ_SZ = F(0xc8, 8),
                              CAP_ATOMIC = F(0x21e, 1), CAP_CQ_OI = F(0x220, 1),
                              CAP_CD = F(0x22c, 1), CAP_BF = F(0x260, 1),
+                             CAP_WQE_INDEX_IGNORE = F(0x99, 1),
                              CAP_LOG_BF_REG_SIZE = F(0x26b, 5);
 
 #define QPC_ST_RC        0x0
@@ -477,8 +478,20 @@ void m5_caps_parse(const uint8_t out[M5_QUERY_CAP_OUT], struct m5_caps *c)
     c->atomic = m5_get(cap, CAP_ATOMIC);
     c->log_max_qp_sz = (unsigned)m5_get(cap, CAP_LOG_MAX_QP_SZ);
     c->log_max_cq_sz = (unsigned)m5_get(cap, CAP_LOG_MAX_CQ_SZ);
+    c->wqe_index_ignore = m5_get(cap, CAP_WQE_INDEX_IGNORE);
     c->bf = m5_get(cap, CAP_BF);
     c->log_bf_reg_size = (unsigned)m5_get(cap, CAP_LOG_BF_REG_SIZE);
+}
+
+void m5_caps_describe(const struct m5_caps *c, bool wc, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "cd %d, cq_oi %d, atomic %d, wqe_index_ignore_cap %d, "
+             "bf %d (%u-byte buffers, UAR %s), log_max_qp_sz %u, "
+             "log_max_cq_sz %u",
+             c->cd, c->cq_oi, c->atomic, c->wqe_index_ignore, c->bf,
+             m5_bf_half(c), wc ? "write-combining" : "uncached",
+             c->log_max_qp_sz, c->log_max_cq_sz);
 }
 
 uint32_t m5_bf_half(const struct m5_caps *c)

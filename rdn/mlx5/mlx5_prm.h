@@ -231,6 +231,12 @@ struct m5_caps {
     bool cq_oi;  /* CQs that ignore overrun */
     bool atomic; /* RDMA atomics */
     bool bf;     /* BlueFlame doorbell registers */
+    /*
+     * wqe_index_ignore_cap: the NIC can run WQEs whose ctrl wqe_index is
+     * not their position, which DPDK's packet pacing requires of its
+     * cyclic cross-channel rings (docs/mlx5.md).
+     */
+    bool wqe_index_ignore;
     unsigned log_max_qp_sz, log_max_cq_sz;
     unsigned log_bf_reg_size; /* of a UAR doorbell register, in bytes */
 };
@@ -239,6 +245,13 @@ struct m5_caps {
 void m5_query_cap_in(uint8_t in[M5_QUERY_CAP_IN]);
 /* Reads them from a QUERY_HCA_CAP (general, current) output. */
 void m5_caps_parse(const uint8_t out[M5_QUERY_CAP_OUT], struct m5_caps *c);
+
+/*
+ * Describes c in buf (n bytes, NUL-terminated, cut to fit) as one line of
+ * "name value" pairs, the PRM's names; wc: whether the UAR page is
+ * write-combining. What rnic_device_caps() reports for mlx5.
+ */
+void m5_caps_describe(const struct m5_caps *c, bool wc, char *buf, size_t n);
 
 /* The size of one of a doorbell register's two BlueFlame buffers; 0
  * without BlueFlame. */
