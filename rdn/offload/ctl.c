@@ -132,6 +132,34 @@ static int hello_check(const struct rdn_offload *o, const struct rdn_hello *h)
 }
 
 /*
+ * Makes the client's pipeline answer from the address the client reached
+ * the handshake port at, so that a server on several addresses (-l
+ * 0.0.0.0) hands each client one it can reach. A NIC that does not speak
+ * from that address (a loopback client: the in-memory path; an rdn-nicd
+ * listening on one address; a provider with one address per device) keeps
+ * its default one.
+ */
+static int pipe_source(struct rdn_offload *o, struct ofl_conn *c)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    uint8_t gid[16] = {[10] = 0xff, [11] = 0xff};
+    int rc;
+
+    if (getsockname(c->fd, (struct sockaddr *)&sa, &len) < 0 ||
+        sa.sin_family != AF_INET)
+        return 0;
+    memcpy(gid + 12, &sa.sin_addr, 4);
+    rc = ofl_pipe_set_gid(&c->pipe, gid);
+    if (rc == -EADDRNOTAVAIL || rc == -EOPNOTSUPP) {
+        ofl_log(o, "client %u: the NIC keeps its default address (%s)", c->id,
+                strerror(-rc));
+        return 0;
+    }
+    return rc;
+}
+
+/*
  * Creates and starts the client's pipeline, persistent when the offload
  * is: from then on it answers even while no server lives. Building it
  * (hundreds of WQEs, receives, NIC round trips) runs outside o->lock, so
@@ -160,6 +188,9 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
     rc = ofl_pipe_open(o->dev, &cfg, &c->pipe);
     if (rc < 0)
         return rc;
+    rc = pipe_source(o, c);
+    if (rc < 0)
+        goto err_close_pipe;
     rc = ofl_pipe_addr(&c->pipe, mine);
     if (rc < 0)
         goto err_close_pipe;

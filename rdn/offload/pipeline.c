@@ -487,6 +487,13 @@ err_close_w:
     return rc;
 }
 
+int ofl_pipe_set_gid(struct ofl_pipe *p, const uint8_t gid[16])
+{
+    if (!p || !p->resp.qp || !gid)
+        return ofl_err(-EINVAL, "ofl_pipe_set_gid: bad argument");
+    return rnic_qp_set_gid(p->resp.qp, gid);
+}
+
 int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out)
 {
     int rc;

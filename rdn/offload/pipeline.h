@@ -109,6 +109,13 @@ struct ofl_pipe {
  */
 int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                   struct ofl_pipe *p);
+/*
+ * Makes the client-facing QP speak from gid (rnic_qp_set_gid), before
+ * ofl_pipe_addr() and ofl_pipe_connect(). Returns 0, -EINVAL, or
+ * rnic_qp_set_gid()'s error (-EADDRNOTAVAIL, -EOPNOTSUPP: the QP keeps the
+ * device's default address).
+ */
+int ofl_pipe_set_gid(struct ofl_pipe *p, const uint8_t gid[16]);
 /* Writes the client-facing QP's address (for the client to connect to)
  * into *out. Returns 0 or -EINVAL. */
 int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out);

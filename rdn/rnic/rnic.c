@@ -232,6 +232,18 @@ int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out)
     return qp->dev->ops->qp_addr(qp, out);
 }
 
+int rnic_qp_set_gid(struct rnic_qp *qp, const uint8_t gid[16])
+{
+    if (!qp || !gid)
+        return rnic_err(-EINVAL, "rnic_qp_set_gid: bad argument");
+    if (!qp->dev->ops->qp_set_gid)
+        return rnic_err(-EOPNOTSUPP,
+                        "rnic_qp_set_gid: device %s has one address per "
+                        "device",
+                        qp->dev->name);
+    return qp->dev->ops->qp_set_gid(qp, gid);
+}
+
 int rnic_connect(struct rnic_qp *qp, const struct rnic_addr *remote)
 {
     if (!qp || !remote)

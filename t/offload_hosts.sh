@@ -1,0 +1,172 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# t/offload_hosts.sh - the offloaded GET across hosts: memcached --rdn-port
+# in network namespace A, its RDMA clients in B and C, joined to A by veth,
+# one rdn-nicd per namespace speaking RoCEv2 with 1% of the packets each
+# daemon receives dropped (RDN_NICD_ROCE_FAULTS: this kernel has no
+# sch_netem). Needs root (namespaces, raw sockets); skipped otherwise.
+#
+# 1. memcached -l 0.0.0.0 on A's two addresses, A's daemon on every
+#    address (--listen 0.0.0.0): a client in B and one in C each get the
+#    RDMA address they connected to (the only one of A they can reach),
+#    and their GETs are answered by A's NIC.
+# 2. t/offload_e2e.py's end-to-end checks run in B against the server in
+#    A (keys 1..250 B, values 0 B..1 MB, hits, misses, full buckets, every
+#    mutation followed by a GET equal to TCP's answer, eight clients, a
+#    server killed with -9 under GETs and restarted, rdn-cli).
+# 3. t/offload_race.py: GETs from B against SETs, 0 wrong values; a
+#    bounded count (RACE_GETS), since every GET crosses the lossy link.
+set -u
+
+B=${top_builddir:-.}
+S=${top_srcdir:-.}
+NICD=$B/rdn/softnic/rdn-nicd
+MC=$B/memcached/memcached
+CLI=$B/rdn/librdn/rdn-cli
+RACE_GETS=${RACE_GETS:-200000}
+FAULTS=${FAULTS:-loss=1}
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+    echo "SKIP: needs root and iproute2"
+    exit 77
+fi
+tag=oh$$
+NA=${tag}a NB=${tag}b NC=${tag}c
+AB=10.79.1.1 BA=10.79.1.2 AC=10.79.2.1 CA=10.79.2.2
+dir=$(mktemp -d /tmp/offload_hosts.XXXXXX)
+pass=0
+fail=0
+
+cleanup() {
+    for f in "$dir"/*.pid; do
+        pid=$(cat "$f" 2>/dev/null) && kill "$pid" 2>/dev/null
+    done
+    sleep 0.2
+    for f in "$dir"/*.pid; do
+        pid=$(cat "$f" 2>/dev/null) && kill -9 "$pid" 2>/dev/null
+    done
+    for ns in "$NA" "$NB" "$NC"; do ip netns del "$ns" 2>/dev/null; done
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# A-B and A-C links; B and C cannot reach each other nor A's other address.
+link() { # NS1 ADDR1 NS2 ADDR2 NAME
+    ip link add "$5x" netns "$1" type veth peer name "$5y" netns "$3" &&
+    ip -n "$1" addr add "$2/24" dev "$5x" &&
+    ip -n "$3" addr add "$4/24" dev "$5y" &&
+    ip -n "$1" link set "$5x" mtu 9000 up &&
+    ip -n "$3" link set "$5y" mtu 9000 up
+}
+{ ip netns add "$NA" && ip netns add "$NB" && ip netns add "$NC" &&
+  link "$NA" $AB "$NB" $BA "${tag}1" && link "$NA" $AC "$NC" $CA "${tag}2" &&
+  for ns in "$NA" "$NB" "$NC"; do ip -n "$ns" link set lo up || exit 1; done
+} || {
+    echo "FAIL: cannot build the namespaces"
+    exit 1
+}
+
+# start_nicd NAME NS ADDR: a daemon listening on ADDR in NS, with faults.
+start_nicd() {
+    rm -f "$dir/$1.sock"
+    ip netns exec "$2" env RDN_NICD_ROCE_FAULTS="$FAULTS" "$NICD" \
+        -s "$dir/$1.sock" --listen "$3" --threads 1 -l "$dir/$1.log" \
+        -p "$dir/$1.pid" &
+    for _ in $(seq 100); do
+        [ -S "$dir/$1.sock" ] && [ -f "$dir/$1.pid" ] && return 0
+        sleep 0.05
+    done
+    echo "FAIL: rdn-nicd $1 did not start"
+    cat "$dir/$1.log"
+    return 1
+}
+
+# counter NAME FIELD: a RoCE counter of daemon NAME (rdn-nicd --status).
+counter() {
+    "$NICD" -s "$dir/$1.sock" --status | tr ' ' '\n' |
+        awk -v f="$2" 'p { print; exit } $0 == f { p = 1 }'
+}
+
+check() { # NAME COMMAND...
+    name=$1
+    shift
+    if "$@" >"$dir/out" 2>&1; then
+        pass=$((pass + 1))
+        echo "ok: $name"
+        grep -E "^race:|: [0-9.]+ s$|^tally:" "$dir/out"
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $name"
+        tail -40 "$dir/out"
+        for l in "$dir"/*.log; do echo "--- $l"; tail -5 "$l"; done
+    fi
+}
+
+start_nicd a "$NA" 0.0.0.0 && start_nicd b "$NB" $BA &&
+    start_nicd c "$NC" $CA || exit 1
+
+# ---- 1. one server on two addresses, a client behind each ----------------
+two_addresses() {
+    ip netns exec "$NA" env RDN_NICD_SOCKET="$dir/a.sock" \
+        RDN_NICD_AUTOSTART=0 "$MC" -u root -l 0.0.0.0 -p 11211 \
+        --rdn-port=11212 -vv >"$dir/mc.log" 2>&1 &
+    echo $! >"$dir/mc.pid"
+    for _ in $(seq 100); do
+        ip netns exec "$NA" ss -ltn | grep -q "0.0.0.0:11212" && break
+        sleep 0.1
+    done
+    cli() { # NS SOCK SERVER_ADDR ARGS...
+        ns=$1 sock=$2 to=$3
+        shift 3
+        ip netns exec "$ns" env RDN_NICD_SOCKET="$sock" RDN_NICD_AUTOSTART=0 \
+            "$CLI" -s "$to" "$@"
+    }
+    for side in "$NB $dir/b.sock $AB" "$NC $dir/c.sock $AC"; do
+        # shellcheck disable=SC2086 # three words on purpose
+        set -- $side
+        v="value seen through $3"
+        cli "$1" "$2" "$3" set "key-$3" "$v" || return 1
+        got=$(cli "$1" "$2" "$3" -v get "key-$3" 2>"$dir/who") || return 1
+        [ "$got" = "$v" ] && grep -q "key-$3: nic" "$dir/who" || {
+            echo "$3: wrong answer or not from the NIC: $got"
+            cat "$dir/who"
+            return 1
+        }
+        cli "$1" "$2" "$3" -v get "miss-$3" 2>"$dir/who" && return 1
+        grep -q "miss-$3: nic" "$dir/who" || return 1
+        echo "client through $3: hit and miss answered by A's NIC"
+    done
+    # Each client's QP talked to the address it connected to: both of A's
+    # addresses carried RoCE (A's daemon received at each).
+    kill "$(cat "$dir/mc.pid")"
+    rm -f "$dir/mc.pid"
+}
+check "server -l 0.0.0.0, clients via two addresses" two_addresses
+sleep 0.5
+
+# ---- 2. the end-to-end checks from B ------------------------------------
+across() { # SCRIPT ARGS...: a Python test in B, its server in A
+    script=$1
+    shift
+    ip netns exec "$NB" env RDN_TEST_HOST=$AB RDN_TEST_NICD_LISTEN=$BA:4792 \
+        RDN_NICD_ROCE_FAULTS="$FAULTS" \
+        RDN_TEST_SERVER_WRAP="ip netns exec $NA env RDN_NICD_SOCKET=$dir/a.sock RDN_NICD_AUTOSTART=0" \
+        python3 "$S/t/$script" "$@"
+}
+check "offload end to end across hosts, $FAULTS" across offload_e2e.py \
+    test_keys_and_values test_full_buckets test_mutations \
+    test_binary_mutations test_eight_clients test_server_restart test_cli
+
+# ---- 3. the race ---------------------------------------------------------
+export RDN_TEST_RACE_GETS=$RACE_GETS RDN_TEST_RACE_SECS=60
+check "GETs racing SETs across hosts, $FAULTS" across offload_race.py
+
+retrans_moved() {
+    n=$(counter a retrans)
+    echo "server daemon: $n retransmissions, $(counter a rx_pkts) packets in"
+    [ "$n" -gt 0 ]
+}
+check "retransmissions counted under $FAULTS" retrans_moved
+
+echo "tally: $pass passed, $fail failed"
+[ "$fail" = 0 ]
