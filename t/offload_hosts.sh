@@ -93,7 +93,7 @@ check() { # NAME COMMAND...
     if "$@" >"$dir/out" 2>&1; then
         pass=$((pass + 1))
         echo "ok: $name"
-        grep -E "^race:|: [0-9.]+ s$|^tally:" "$dir/out"
+        grep -E "^race:|: [0-9.]+ s$|^tally:|^server daemon:" "$dir/out"
     else
         fail=$((fail + 1))
         echo "FAIL: $name"
