@@ -25,30 +25,13 @@ MC=$B/memcached/memcached
 CLI=$B/rdn/librdn/rdn-cli
 RACE_GETS=${RACE_GETS:-200000}
 FAULTS=${FAULTS:-loss=1}
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
-    echo "SKIP: needs root and iproute2"
-    exit 77
-fi
+. "$S/t/netns.sh"
+netns_init offload_hosts
 tag=oh$$
 NA=${tag}a NB=${tag}b NC=${tag}c
+NETNS="$NA $NB $NC"
 AB=10.79.1.1 BA=10.79.1.2 AC=10.79.2.1 CA=10.79.2.2
-dir=$(mktemp -d /tmp/offload_hosts.XXXXXX)
-pass=0
-fail=0
-
-cleanup() {
-    for f in "$dir"/*.pid; do
-        pid=$(cat "$f" 2>/dev/null) && kill "$pid" 2>/dev/null
-    done
-    sleep 0.2
-    for f in "$dir"/*.pid; do
-        pid=$(cat "$f" 2>/dev/null) && kill -9 "$pid" 2>/dev/null
-    done
-    for ns in "$NA" "$NB" "$NC"; do ip netns del "$ns" 2>/dev/null; done
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+CHECK_SHOW='^race:|: [0-9.]+ s$|^tally:|^server daemon:'
 
 # A-B and A-C links; B and C cannot reach each other nor A's other address.
 link() { # NS1 ADDR1 NS2 ADDR2 NAME
@@ -66,44 +49,9 @@ link() { # NS1 ADDR1 NS2 ADDR2 NAME
     exit 1
 }
 
-# start_nicd NAME NS ADDR: a daemon listening on ADDR in NS, with faults.
-start_nicd() {
-    rm -f "$dir/$1.sock"
-    ip netns exec "$2" env RDN_NICD_ROCE_FAULTS="$FAULTS" "$NICD" \
-        -s "$dir/$1.sock" --listen "$3" --threads 1 -l "$dir/$1.log" \
-        -p "$dir/$1.pid" &
-    for _ in $(seq 100); do
-        [ -S "$dir/$1.sock" ] && [ -f "$dir/$1.pid" ] && return 0
-        sleep 0.05
-    done
-    echo "FAIL: rdn-nicd $1 did not start"
-    cat "$dir/$1.log"
-    return 1
-}
-
-# counter NAME FIELD: a RoCE counter of daemon NAME (rdn-nicd --status).
-counter() {
-    "$NICD" -s "$dir/$1.sock" --status | tr ' ' '\n' |
-        awk -v f="$2" 'p { print; exit } $0 == f { p = 1 }'
-}
-
-check() { # NAME COMMAND...
-    name=$1
-    shift
-    if "$@" >"$dir/out" 2>&1; then
-        pass=$((pass + 1))
-        echo "ok: $name"
-        grep -E "^race:|: [0-9.]+ s$|^tally:|^server daemon:" "$dir/out"
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-        tail -40 "$dir/out"
-        for l in "$dir"/*.log; do echo "--- $l"; tail -5 "$l"; done
-    fi
-}
-
-start_nicd a "$NA" 0.0.0.0 && start_nicd b "$NB" $BA &&
-    start_nicd c "$NC" $CA || exit 1
+f=RDN_NICD_ROCE_FAULTS=$FAULTS
+start_nicd a "$NA" 0.0.0.0 "$f" && start_nicd b "$NB" $BA "$f" &&
+    start_nicd c "$NC" $CA "$f" || exit 1
 
 # ---- 1. one server on two addresses, a client behind each ----------------
 two_addresses() {
@@ -168,5 +116,4 @@ retrans_moved() {
 }
 check "retransmissions counted under $FAULTS" retrans_moved
 
-echo "tally: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+netns_tally
