@@ -141,22 +141,11 @@ static int hello_check(const struct rdn_offload *o, const struct rdn_hello *h)
  */
 static int pipe_source(struct rdn_offload *o, struct ofl_conn *c)
 {
-    struct sockaddr_in sa;
-    socklen_t len = sizeof(sa);
-    uint8_t gid[16] = {[10] = 0xff, [11] = 0xff};
-    int rc;
+    int rc = ofl_pipe_source(&c->pipe, c->fd);
 
-    if (getsockname(c->fd, (struct sockaddr *)&sa, &len) < 0 ||
-        sa.sin_family != AF_INET)
-        return 0;
-    memcpy(gid + 12, &sa.sin_addr, 4);
-    rc = ofl_pipe_set_gid(&c->pipe, gid);
-    if (rc == -EADDRNOTAVAIL || rc == -EOPNOTSUPP) {
-        ofl_log(o, "client %u: the NIC keeps its default address (%s)", c->id,
-                strerror(-rc));
-        return 0;
-    }
-    return rc;
+    if (rc == 0)
+        ofl_log(o, "client %u: the NIC keeps its default address", c->id);
+    return rc < 0 ? rc : 0;
 }
 
 /*

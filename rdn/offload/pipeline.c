@@ -487,11 +487,14 @@ err_close_w:
     return rc;
 }
 
-int ofl_pipe_set_gid(struct ofl_pipe *p, const uint8_t gid[16])
+int ofl_pipe_source(struct ofl_pipe *p, int fd)
 {
-    if (!p || !p->resp.qp || !gid)
-        return ofl_err(-EINVAL, "ofl_pipe_set_gid: bad argument");
-    return rnic_qp_set_gid(p->resp.qp, gid);
+    int rc;
+
+    if (!p || !p->resp.qp)
+        return ofl_err(-EINVAL, "ofl_pipe_source: bad argument");
+    rc = rnic_qp_set_gid_sock(p->resp.qp, fd);
+    return rc < 0 ? ofl_err(rc, "response queue: %s", rnic_errmsg()) : rc;
 }
 
 int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out)

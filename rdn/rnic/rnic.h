@@ -409,6 +409,16 @@ int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out);
 int rnic_qp_set_gid(struct rnic_qp *qp, const uint8_t gid[16]);
 
 /*
+ * rnic_qp_set_gid() with the local address of the connected IPv4 socket
+ * fd (getsockname): what a server on several addresses does so that a
+ * peer gets the address it reached the server at. Returns 1 when set, 0
+ * when qp keeps the device's default address (fd not IPv4, or
+ * rnic_qp_set_gid() said -EADDRNOTAVAIL or -EOPNOTSUPP), or another
+ * -errno (-EINVAL: QP not in RESET).
+ */
+int rnic_qp_set_gid_sock(struct rnic_qp *qp, int fd);
+
+/*
  * Connects qp (RC, RESET -> RTS) to the QP that produced remote; a QP may
  * connect to itself. Returns 0, or -EINVAL (not an address of this
  * provider, or qp already connected), -ENOENT (no such peer QP),
