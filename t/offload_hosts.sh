@@ -84,8 +84,14 @@ two_addresses() {
         grep -q "miss-$3: nic" "$dir/who" || return 1
         echo "client through $3: hit and miss answered by A's NIC"
     done
-    # Each client's QP talked to the address it connected to: both of A's
-    # addresses carried RoCE (A's daemon received at each).
+    # The server handed each client the address it connected to.
+    for a in $AB $AC; do
+        grep -q "RDMA address $a\$" "$dir/mc.log" || {
+            echo "no client was given $a"
+            cat "$dir/mc.log"
+            return 1
+        }
+    done
     kill "$(cat "$dir/mc.pid")"
     rm -f "$dir/mc.pid"
 }
@@ -111,7 +117,7 @@ check "GETs racing SETs across hosts, $FAULTS" across offload_race.py
 
 retrans_moved() {
     n=$(counter a retrans)
-    echo "server daemon: $n retransmissions, $(counter a rx_pkts) packets in"
+    echo "server daemon: $n retransmissions, $(counter a rx) packets in"
     [ "$n" -gt 0 ]
 }
 check "retransmissions counted under $FAULTS" retrans_moved

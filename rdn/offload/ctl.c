@@ -207,9 +207,19 @@ err_close_pipe:
     return rc;
 }
 
+/* The network address in a (IPv4 GID) as text, "-" without one. */
+static const char *addr_str(const struct rnic_addr *a, char *buf, size_t len)
+{
+    if (!(a->flags & RNIC_ADDR_GID) ||
+        !inet_ntop(AF_INET, a->gid + 12, buf, (socklen_t)len))
+        snprintf(buf, len, "-");
+    return buf;
+}
+
 static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
                     uint32_t len)
 {
+    char where[INET_ADDRSTRLEN];
     struct rdn_welcome w;
     struct rdn_hello h;
     struct rnic_addr mine;
@@ -250,7 +260,8 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     w.depth = c->depth;
     w.slot_min = (uint32_t)rdn_resp_slot_size(o->cfg.item_size_max);
     w.token = c->token;
-    ofl_log(o, "client %u (%s) connected, depth %u", c->id, c->peer, c->depth);
+    ofl_log(o, "client %u (%s) connected, depth %u, RDMA address %s", c->id,
+            c->peer, c->depth, addr_str(&mine, where, sizeof(where)));
     return ofl_wire_send(c->fd, RDN_MSG_WELCOME, &w, sizeof(w), 1);
 }
 
