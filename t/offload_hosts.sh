@@ -17,7 +17,8 @@
 #    mutation followed by a GET equal to TCP's answer, eight clients, a
 #    server killed with -9 under GETs and restarted, rdn-cli).
 # 3. t/offload_race.py: GETs from B against SETs, 0 wrong values; a
-#    bounded count (RACE_GETS), since every GET crosses the lossy link.
+#    bounded count (RACE_GETS, at most RACE_SECS), since every GET crosses
+#    the lossy link.
 set -u
 
 B=${top_builddir:-.}
@@ -26,6 +27,7 @@ NICD=$B/rdn/softnic/rdn-nicd
 MC=$B/memcached/memcached
 CLI=$B/rdn/librdn/rdn-cli
 RACE_GETS=${RACE_GETS:-200000}
+RACE_SECS=${RACE_SECS:-60}
 FAULTS=${FAULTS:-loss=1}
 . "$S/t/netns.sh"
 netns_init offload_hosts
@@ -114,7 +116,7 @@ check "offload end to end across hosts, $FAULTS" across offload_e2e.py \
     test_binary_mutations test_eight_clients test_server_restart test_cli
 
 # ---- 3. the race ---------------------------------------------------------
-export RDN_TEST_RACE_GETS=$RACE_GETS RDN_TEST_RACE_SECS=60
+export RDN_TEST_RACE_GETS=$RACE_GETS RDN_TEST_RACE_SECS=$RACE_SECS
 check "GETs racing SETs across hosts, $FAULTS" across offload_race.py
 
 retrans_moved() {
