@@ -9,7 +9,8 @@
 #                     failure or a signal
 #   start_nicd D NS ADDR [ENV...]   rdn-nicd ($NICD) in NS listening on
 #                     ADDR, socket $dir/D.sock, log $dir/D.log, path MTU
-#                     ${MTU:-1024}, with ENV in its environment
+#                     ${MTU:-1024}, options $NICD_ARGS, with ENV in its
+#                     environment
 #   counter D FIELD   a RoCE counter of the daemon on $dir/D.sock
 #   check NAME CMD... runs one case: "ok: NAME" (and the lines of its
 #                     output matching $CHECK_SHOW, if set) or "FAIL: NAME",
@@ -46,7 +47,7 @@ start_nicd() {
     shift 3
     rm -f "$dir/$n.sock"
     ip netns exec "$ns" env "$@" "$NICD" -s "$dir/$n.sock" --listen "$addr" \
-        --mtu "${MTU:-1024}" -l "$dir/$n.log" -p "$dir/$n.pid" &
+        --mtu "${MTU:-1024}" -l "$dir/$n.log" -p "$dir/$n.pid" ${NICD_ARGS:-} &
     for _ in $(seq 100); do
         [ -S "$dir/$n.sock" ] && [ -f "$dir/$n.pid" ] && return 0
         sleep 0.05

@@ -49,9 +49,10 @@ class Nicd:
         self.dir = tempfile.mkdtemp(prefix="rdn-offload-")
         self.sock = os.path.join(self.dir, "nicd.sock")
         listen = os.environ.get("RDN_TEST_NICD_LISTEN")  # across hosts
+        more = os.environ.get("RDN_TEST_NICD_ARGS", "").split()
         self.proc = subprocess.Popen(
             [NICD, "--socket", self.sock, "--threads", str(threads)] +
-            (["--listen", listen] if listen else []),
+            (["--listen", listen] if listen else []) + more,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _procs.append(self.proc)
         atexit.register(shutil.rmtree, self.dir, True)

@@ -187,7 +187,7 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     if (!mtu || mtu > rnic_mtu_bytes(port->mtu))
         mtu = rnic_mtu_bytes(port->mtu);
     rc->mtu = mtu;
-    rc->rto_ns = 4096ull << (a->set ? a->timeout : 14);
+    rc->rto_ns = 4096ull << (a->set ? a->timeout : port->rc_timeout);
     rc->retry_left = a->set ? a->retry_cnt : 7;
     rc->rnr_left = a->set ? a->rnr_retry : 7;
     rc->npsn = rc->una = rc->tx_psn = sn_psn(qp->rc_ipsn);
@@ -1393,7 +1393,7 @@ static int sn_roce_parse(const char *addr, struct sockaddr_in *sa)
 }
 
 int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
-                   char *err, size_t errlen)
+                   uint8_t rc_timeout, char *err, size_t errlen)
 {
     /* The UDP socket only keeps the port ours (no ICMP unreachable) and
      * sends; what it would receive, the raw socket reads with headers. */
@@ -1408,11 +1408,16 @@ int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
         snprintf(err, errlen, "path MTU code %u is not 1..5", mtu);
         return -EINVAL;
     }
+    if (rc_timeout < 1 || rc_timeout > 31) {
+        snprintf(err, errlen, "ACK timeout code %u is not 1..31", rc_timeout);
+        return -EINVAL;
+    }
     port = calloc(1, sizeof(*port));
     if (!port)
         return -ENOMEM;
     port->eng = e;
     port->mtu = mtu;
+    port->rc_timeout = rc_timeout;
     sn_roce_faults_env(&port->faults);
     port->udp_fd = port->raw_fd = -1;
     if (sn_roce_parse(addr, &port->local) < 0) {

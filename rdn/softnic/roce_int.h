@@ -76,9 +76,10 @@ struct sn_roce_port {
                    speaks from the one it was given (rnic_qp_set_gid) */
     int raw_fd; /* IPv4 raw socket, IPPROTO_UDP: whole datagrams */
     struct sockaddr_in local;
-    uint8_t gid[16]; /* ::ffff:a.b.c.d */
-    uint16_t port;   /* host order */
-    uint8_t mtu;     /* enum ibv_mtu code offered in addresses */
+    uint8_t gid[16];    /* ::ffff:a.b.c.d */
+    uint16_t port;      /* host order */
+    uint8_t mtu;        /* enum ibv_mtu code offered in addresses */
+    uint8_t rc_timeout; /* ACK timeout code of QPs that set none */
     pthread_t rx;
     uint32_t stop;
     struct sn_roce_stats st;
@@ -87,12 +88,14 @@ struct sn_roce_port {
 /*
  * Opens the engine's RoCEv2 endpoint on addr ("A.B.C.D" or "A.B.C.D:PORT",
  * port 4791 by default; 0.0.0.0 is every address of the host) with path MTU mtu
- * (enum ibv_mtu code, 1..5) and starts its receive thread. Needs CAP_NET_RAW
- * (the raw socket that shows the IP header the ICRC covers). Call once, before
+ * (enum ibv_mtu code, 1..5) and starts its receive thread. rc_timeout
+ * (1..31, IBA's code: 4.096 us * 2^code) is the ACK timeout of QPs whose
+ * application sets no rnic_qp_rc_attr. Needs CAP_NET_RAW (the raw socket
+ * that shows the IP header the ICRC covers). Call once, before
  * applications attach. Returns 0 or -errno; err receives a message.
  */
 int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
-                   char *err, size_t errlen);
+                   uint8_t rc_timeout, char *err, size_t errlen);
 /* Stops the receive thread and closes the endpoint (engine stopped). */
 void sn_roce_close(struct sn_engine *e);
 /* Copies the engine's counters (zeros without an endpoint). */
