@@ -5,6 +5,10 @@ Starts a private rdn-nicd (its own socket in a temporary directory, killed
 when the test ends), memcached with --rdn-port on that daemon (through
 t/mctest.py, which kills it too), and t/offload_driver, the RDMA client
 the tests drive over pipes. Python 3 standard library only.
+
+Across hosts (t/offload_hosts.sh, with mctest's RDN_TEST_HOST and
+RDN_TEST_SERVER_WRAP): the private rdn-nicd is the clients' host's NIC,
+listening on RDN_TEST_NICD_LISTEN with the options RDN_TEST_NICD_ARGS.
 """
 import atexit
 import errno
