@@ -19,6 +19,7 @@
 
 #include "memcached/assoc.h"
 #include "memcached/crawler.h"
+#include "memcached/slab_mover.h"
 #include "memcached/items.h"
 #include "memcached/items_int.h"
 #include "memcached/settings.h"
@@ -159,7 +160,7 @@ static void sizes_account(struct item *it, int64_t delta)
         return;
     if (delta < 0 && it->nic.stamp < sizes_cas_min)
         return; /* stored before tracking began: never counted */
-    size_t bucket = (item_total(it) + SIZES_BUCKET - 1) / SIZES_BUCKET;
+    size_t bucket = (item_mc_ntotal(it) + SIZES_BUCKET - 1) / SIZES_BUCKET;
     if (bucket < sizes_nbuckets)
         fetch_add_relaxed(&sizes_hist[bucket], (uint64_t)delta);
 }
@@ -295,7 +296,7 @@ static void lru_link(struct lru *l, struct item *it, uint32_t now)
     it->btime = now;
     lru_insert_head(l, it);
     l->count++;
-    l->bytes += item_total(it);
+    l->bytes += item_mc_ntotal(it);
     pthread_mutex_unlock(&l->lock);
     sizes_account(it, 1);
 }
@@ -331,7 +332,7 @@ static void do_item_unlink_lru(struct item *it, bool lru_locked)
         pthread_mutex_lock(&l->lock);
     lru_remove(l, it);
     l->count--;
-    l->bytes -= item_total(it);
+    l->bytes -= item_mc_ntotal(it);
     if (!lru_locked)
         pthread_mutex_unlock(&l->lock);
     sizes_account(it, -1);
@@ -368,9 +369,63 @@ static void do_item_replace(struct item *old_it, struct item *new_it,
     new_it->btime = now;
     lru_insert_head(l, new_it);
     l->count++;
-    l->bytes += item_total(new_it);
+    l->bytes += item_mc_ntotal(new_it);
     pthread_mutex_unlock(&l->lock);
     sizes_account(new_it, 1);
+}
+
+/*
+ * A copy of live item it in another chunk of its class, published in its
+ * place with the same CAS and the same bytes (stamps included), or false
+ * when the class has no free chunk (no eviction for it). Item lock held.
+ */
+static bool item_rescue(struct item *it, const struct rdn_keyhash *kh)
+{
+    size_t ntotal = item_total(it);
+    struct item *copy = slabs_alloc(ntotal, it->clsid);
+
+    if (copy == NULL)
+        return false;
+    memcpy(copy, it, ntotal);
+    copy->next = copy->prev = NULL;
+    copy->refcount = 1;
+    copy->it_flags = load_relaxed(&it->it_flags) & (uint16_t)~ITEM_LINKED;
+    do_item_replace(it, copy, kh);
+    item_release(copy);
+    return true;
+}
+
+enum item_evacuation item_evacuate(struct item *chunk, size_t chunk_size)
+{
+    char key[RDN_KEY_MAX];
+    struct rdn_keyhash kh;
+    size_t nkey = load_relaxed(&chunk->nic.nkey);
+    enum item_evacuation r = EVAC_NOT_LIVE;
+
+    /* Unlocked reads of what may be a free chunk or one being filled:
+     * only a guess at the key, checked against the index under the lock. */
+    if (nkey == 0 || nkey > RDN_KEY_MAX || item_ntotal(nkey, 0) > chunk_size)
+        return EVAC_NOT_LIVE;
+    memcpy(key, item_key(chunk), nkey);
+    assoc_keyhash(key, nkey, &kh);
+    pthread_mutex_t *lk = item_lock_for(kh.lock32);
+    pthread_mutex_lock(lk);
+    if (item_of(assoc_find(key, nkey, &kh)) == chunk) {
+        bool busy = load_acquire(&chunk->refcount) > 1;
+        if (item_is_dead(chunk, items_now())) {
+            do_item_unlink(chunk, &kh, false);
+            r = EVAC_RECLAIMED;
+        } else if (item_rescue(chunk, &kh)) {
+            r = EVAC_RESCUED;
+        } else {
+            do_item_unlink(chunk, &kh, false);
+            r = EVAC_EVICTED;
+        }
+        if (busy && r != EVAC_NOT_LIVE)
+            r |= EVAC_BUSY;
+    }
+    pthread_mutex_unlock(lk);
+    return r;
 }
 
 /* Records an access: fetched flag, access time, and an LRU bump at most
@@ -1292,10 +1347,14 @@ int items_init(void)
     sizes_on = false;
     if (settings.track_sizes)
         items_sizes_enable(true);
-    return settings.lru_crawler ? crawler_start() : 0;
+    int rc = slab_mover_start();
+    if (rc == 0 && settings.lru_crawler)
+        rc = crawler_start();
+    return rc;
 }
 
 void items_stop(void)
 {
     crawler_stop();
+    slab_mover_stop();
 }

@@ -228,32 +228,42 @@ struct knob {
     const char *missing; /* message without a value; NULL: allowed */
     const char *bad;     /* message for a value out of range */
     int *value;          /* where an int or flag is kept, for the */
-    bool *given;         /* cross-checks (check_knobs()) */
+    bool *given;         /* cross-checks (check_knobs()) and stats */
+    double *dvalue;      /* where a float is kept */
 };
 
-/* What the cross-checks of the LRU knobs need (memcached's defaults). */
-static int hot_lru_pct = 20, warm_lru_pct = 40, lru_maintainer = 1;
+/* Whether -o temporary_ttl was given (a cross-check needs it). */
 static bool temporary_ttl;
 
 static const struct knob knobs[] = {
-    {.name = "slab_reassign", .kind = KNOB_FLAG},
-    {.name = "no_slab_reassign", .kind = KNOB_FLAG},
-    {.name = "no_slab_automove", .kind = KNOB_FLAG},
+    {.name = "slab_reassign",
+     .kind = KNOB_FLAG,
+     .max = 1,
+     .value = &settings.slab_reassign},
+    {.name = "no_slab_reassign",
+     .kind = KNOB_FLAG,
+     .max = 0,
+     .value = &settings.slab_reassign},
+    {.name = "no_slab_automove",
+     .kind = KNOB_FLAG,
+     .max = 0,
+     .value = &settings.slab_automove},
     {.name = "inline_ascii_resp", .kind = KNOB_FLAG},
     {.name = "no_inline_ascii_resp", .kind = KNOB_FLAG},
     {.name = "lru_maintainer",
      .kind = KNOB_FLAG,
      .max = 1,
-     .value = &lru_maintainer},
+     .value = &settings.lru_maintainer},
     {.name = "no_lru_maintainer",
      .kind = KNOB_FLAG,
      .max = 0,
-     .value = &lru_maintainer},
+     .value = &settings.lru_maintainer},
     {.name = "slab_automove",
      .kind = KNOB_INT,
      .min = 0,
      .max = 2,
-     .bad = "slab_automove must be between 0 and 2"},
+     .bad = "slab_automove must be between 0 and 2",
+     .value = &settings.slab_automove},
     {.name = "slab_automove_window",
      .kind = KNOB_INT,
      .min = 3,
@@ -272,19 +282,20 @@ static const struct knob knobs[] = {
      .max = 79,
      .missing = "Missing hot_lru_pct argument",
      .bad = "hot_lru_pct must be > 1 and < 80",
-     .value = &hot_lru_pct},
+     .value = &settings.lru.hot_lru_pct},
     {.name = "warm_lru_pct",
      .kind = KNOB_INT,
      .min = 1,
      .max = 79,
      .missing = "Missing warm_lru_pct argument",
      .bad = "warm_lru_pct must be > 1 and < 80",
-     .value = &warm_lru_pct},
+     .value = &settings.lru.warm_lru_pct},
     {.name = "temporary_ttl",
      .kind = KNOB_INT,
      .min = INT_MIN,
      .max = INT_MAX,
      .missing = "Missing temporary_ttl argument",
+     .value = &settings.lru.temporary_ttl,
      .given = &temporary_ttl},
     {.name = "slab_automove_ratio",
      .kind = KNOB_FLOAT,
@@ -294,11 +305,13 @@ static const struct knob knobs[] = {
     {.name = "hot_max_factor",
      .kind = KNOB_FLOAT,
      .missing = "Missing hot_max_factor argument",
-     .bad = "hot_max_factor must be > 0"},
+     .bad = "hot_max_factor must be > 0",
+     .dvalue = &settings.lru.hot_max_factor},
     {.name = "warm_max_factor",
      .kind = KNOB_FLOAT,
      .missing = "Missing warm_max_factor argument",
-     .bad = "warm_max_factor must be > 0"},
+     .bad = "warm_max_factor must be > 0",
+     .dvalue = &settings.lru.warm_max_factor},
     {.name = "watcher_logbuf_size",
      .kind = KNOB_UINT,
      .missing = "Missing watcher_logbuf_size argument",
@@ -343,6 +356,8 @@ static bool knob_option(const char *opt, const char *val)
             double v = atof(val);
             if (v <= 0 || (k->max == 1 && v > 1))
                 usage_error("%s", k->bad);
+            if (k->dvalue)
+                *k->dvalue = v;
         } else {
             uint32_t v;
             if (!parse_u32(val, &v))
@@ -356,10 +371,12 @@ static bool knob_option(const char *opt, const char *val)
 /* memcached's checks across the knobs, once every option is read. */
 static void check_knobs(void)
 {
-    if (hot_lru_pct + warm_lru_pct > 80)
+    if (temporary_ttl)
+        settings.lru.temp_lru = true;
+    if (settings.lru.hot_lru_pct + settings.lru.warm_lru_pct > 80)
         usage_error("hot_lru_pct + warm_lru_pct cannot be more than 80%% "
                     "combined");
-    if (temporary_ttl && !lru_maintainer)
+    if (temporary_ttl && !settings.lru_maintainer)
         usage_error("temporary_ttl requires lru_maintainer to be enabled");
 }
 
@@ -418,7 +435,10 @@ static void extended_option(char *opt, bool *chunk_max_set)
     } else if (strcmp(opt, "no_modern") == 0 && !val) {
         if (!*chunk_max_set)
             settings.slab_chunk_max = MC_SLAB_PAGE_SIZE;
-        lru_maintainer = 0;
+        settings.lru_maintainer = 0;
+        settings.lru.segmented = false;
+        settings.slab_reassign = 0;
+        settings.slab_automove = 0;
     } else {
         usage_error("Illegal suboption \"%s%s%s\"", opt, val ? "=" : "",
                     val ? val : "");

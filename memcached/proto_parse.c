@@ -94,6 +94,18 @@ bool parse_i32(const char *s, int32_t *out)
     return true;
 }
 
+bool parse_double(const char *s, double *out)
+{
+    char *end;
+
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno == ERANGE || end == s || !number_ends(end))
+        return false;
+    *out = v;
+    return true;
+}
+
 char *fmt_u64(char *p, uint64_t v)
 {
     char tmp[20];

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memcached/crawler.h"
 #include "memcached/items.h"
+#include "memcached/proto_admin.h"
 #include "memcached/proto_meta.h"
 #include "memcached/proto_text.h"
 #include "memcached/rdn_glue.h"
@@ -415,37 +415,6 @@ static void cmd_shutdown(struct conn *c, struct token *t, size_t nt)
     }
 }
 
-/* "lru_crawler crawl <all|id,id,...>": reclaim expired items now. */
-static void cmd_lru_crawler(struct conn *c, struct token *t, size_t nt)
-{
-    uint64_t mask = 0;
-
-    if (nt != 4 || strcmp(t[1].value, "crawl") != 0) {
-        conn_out_line(c, "ERROR");
-        return;
-    }
-    if (!settings.lru_crawler) {
-        conn_out_line(c, "CLIENT_ERROR lru crawler disabled");
-        return;
-    }
-    if (strcmp(t[2].value, "all") == 0) {
-        mask = CRAWLER_ALL_CLASSES;
-    } else {
-        for (char *save, *id = strtok_r(t[2].value, ",", &save); id;
-             id = strtok_r(NULL, ",", &save)) {
-            uint32_t n;
-            if (!parse_u32(id, &n) || n == 0 || n >= 64) {
-                conn_out_line(c, "BADCLASS invalid class id");
-                return;
-            }
-            mask |= UINT64_C(1) << n;
-        }
-    }
-    conn_out_line(c, crawler_request(mask)
-                         ? "OK"
-                         : "BUSY currently processing crawler request");
-}
-
 /* ---- dispatch ---- */
 
 typedef void (*cmd_fn)(struct conn *c, struct token *t, size_t nt);
@@ -478,7 +447,10 @@ static const struct command commands[] = {
     {"verbosity", 3, 4, cmd_verbosity},
     {"quit", 2, SIZE_MAX, cmd_quit},
     {"shutdown", 2, SIZE_MAX, cmd_shutdown},
-    {"lru_crawler", 2, SIZE_MAX, cmd_lru_crawler},
+    {"lru_crawler", 2, SIZE_MAX, proto_lru_crawler},
+    {"slabs", 2, SIZE_MAX, proto_slabs},
+    {"lru", 3, SIZE_MAX, proto_lru},
+    {"cache_memlimit", 3, 4, proto_cache_memlimit},
 };
 
 /*
