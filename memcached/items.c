@@ -382,7 +382,7 @@ static void do_item_replace(struct item *old_it, struct item *new_it,
 static bool item_rescue(struct item *it, const struct rdn_keyhash *kh)
 {
     size_t ntotal = item_total(it);
-    struct item *copy = slabs_alloc(ntotal, it->clsid);
+    struct item *copy = slabs_alloc_spare(ntotal, it->clsid);
 
     if (copy == NULL)
         return false;

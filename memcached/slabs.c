@@ -419,7 +419,7 @@ static void *take_chunk(struct slabclass *c)
     return NULL;
 }
 
-void *slabs_alloc(size_t size, unsigned clsid)
+static void *alloc_chunk(size_t size, unsigned clsid, bool new_page)
 {
     struct slabclass *c = class_of(clsid);
     void *p;
@@ -432,10 +432,20 @@ void *slabs_alloc(size_t size, unsigned clsid)
         reclaim_limbo(c);
         p = take_chunk(c);
     }
-    if (p == NULL && grab_page(c))
+    if (p == NULL && new_page && grab_page(c))
         p = take_chunk(c);
     pthread_mutex_unlock(&c->lock);
     return p;
+}
+
+void *slabs_alloc(size_t size, unsigned clsid)
+{
+    return alloc_chunk(size, clsid, true);
+}
+
+void *slabs_alloc_spare(size_t size, unsigned clsid)
+{
+    return alloc_chunk(size, clsid, false);
 }
 
 void slabs_free(void *ptr, size_t size, unsigned clsid)

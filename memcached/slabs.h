@@ -156,6 +156,10 @@ int slabs_adopt_page(size_t page, unsigned clsid, const uint64_t *in_use);
  */
 void *slabs_alloc(size_t size, unsigned clsid);
 
+/* Like slabs_alloc(), but only from the chunks the class has: never a new
+ * page (a page move's rescues, as memcached's). */
+void *slabs_alloc_spare(size_t size, unsigned clsid);
+
 /*
  * Returns a chunk got from slabs_alloc(size, clsid). It goes to limbo and
  * becomes allocatable when the reader horizon passes the current epoch
