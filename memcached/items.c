@@ -20,6 +20,7 @@
 #include "memcached/assoc.h"
 #include "memcached/crawler.h"
 #include "memcached/slab_mover.h"
+#include "memcached/watch.h"
 #include "memcached/items.h"
 #include "memcached/items_int.h"
 #include "memcached/settings.h"
@@ -461,15 +462,22 @@ static struct item *find_live(const char *key, size_t nkey,
     struct item *it = item_of(assoc_find(key, nkey, kh));
 
     *why = MISS_ABSENT;
-    if (it == NULL)
-        return NULL;
-    if (item_is_dead(it, now)) {
+    if (it != NULL && item_is_dead(it, now)) {
         *why = items_exptime_passed(it->nic.exptime, now) ? MISS_EXPIRED
                                                           : MISS_FLUSHED;
         do_item_unlink(it, kh, false);
-        return NULL;
+        it = NULL;
+    } else if (it != NULL) {
+        *why = MISS_NONE;
     }
-    *why = MISS_NONE;
+    /* memcached logs every lookup (do_item_get) for "watch fetchers". */
+    static const char *const status[] = {
+        [MISS_NONE] = "found",
+        [MISS_ABSENT] = "not_found",
+        [MISS_FLUSHED] = "flushed",
+        [MISS_EXPIRED] = "expired",
+    };
+    watch_log_get(key, nkey, status[*why], it);
     return it;
 }
 
@@ -525,6 +533,8 @@ static bool lru_pull_tail(unsigned clsid)
             l->lrutail_reflocked++;
         } else if (dead || settings.evict_to_free) {
             evict_account(l, it, dead, now);
+            if (!dead)
+                watch_log_eviction(it);
             do_item_unlink(it, &kh, true);
             freed = true;
         }
@@ -843,6 +853,30 @@ static struct item *store_decide(struct item *old_it, struct item *it,
  * reference to it either way. Returns ITEM_OK (and *cas_out, if not NULL)
  * or why nothing was stored.
  */
+const char *item_store_status(enum item_status st)
+{
+    static const char *const names[] = {
+        [ITEM_OK] = "stored",
+        [ITEM_NOT_STORED] = "not_stored",
+        [ITEM_EXISTS] = "exists",
+        [ITEM_NOT_FOUND] = "not_found",
+        [ITEM_TOO_LARGE] = "too_large",
+        [ITEM_NO_MEMORY] = "no_memory",
+        [ITEM_NON_NUMERIC] = "not_stored",
+    };
+    return names[st];
+}
+
+const char *store_op_name(enum store_op op)
+{
+    static const char *const names[] = {
+        [STORE_SET] = "set",         [STORE_ADD] = "add",
+        [STORE_REPLACE] = "replace", [STORE_APPEND] = "append",
+        [STORE_PREPEND] = "prepend", [STORE_CAS] = "cas",
+    };
+    return names[op];
+}
+
 enum item_status item_store(struct item *it, const struct store_req *req,
                             uint64_t *cas_out)
 {
@@ -859,6 +893,8 @@ enum item_status item_store(struct item *it, const struct store_req *req,
     struct item *old_it =
         find_live(item_key(it), it->nic.nkey, &kh, items_now(), &why);
     struct item *pub = store_decide(old_it, it, req, &st);
+    watch_log_store(item_key(it), it->nic.nkey, item_store_status(st),
+                    store_op_name(req->op), pub ? pub : it);
     if (pub) {
         /* Only a store that happens takes a CAS id, as in memcached, so
          * clients see the same sequence of ids. */
@@ -943,6 +979,7 @@ void item_unlink_key(const char *key, size_t nkey)
     pthread_mutex_t *lk = item_lock_for(kh.lock32);
     pthread_mutex_lock(lk);
     struct item *it = item_of(assoc_find(key, nkey, &kh));
+    watch_log_get(key, nkey, it ? "found" : "not_found", it);
     if (it)
         do_item_unlink(it, &kh, false);
     pthread_mutex_unlock(lk);

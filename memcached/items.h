@@ -145,6 +145,11 @@ static inline bool items_exptime_passed(uint32_t exptime, uint32_t now)
     return exptime != 0 && exptime <= now;
 }
 
+/* memcached's names of a store's outcome and command, as "watch
+ * mutations" reports them ("stored", ...; "set", ...). */
+const char *item_store_status(enum item_status st);
+const char *store_op_name(enum store_op op);
+
 /*
  * A new, unlinked item with its header and key filled in and room for
  * nbytes of value (item_value()); the caller owns one reference and fills

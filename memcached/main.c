@@ -104,7 +104,10 @@ static void usage(void)
         "1k, max: 1024m)\n"
         "-F, --disable-flush-all   disable flush_all command\n"
         "-C, --disable-cas         disable use of CAS\n"
-        "-X, --disable-dumping     disable stats cachedump\n" RDN_GLUE_USAGE
+        "-X, --disable-dumping     disable stats cachedump and lru_crawler "
+        "metadump\n"
+        "-W, --disable-watch       disable watch commands (live "
+        "logging)\n" RDN_GLUE_USAGE
         "-o, --extended            comma separated list of extended options\n"
         "   - hashpower:           starting hash table size as a power of 2 "
         "(%d-%d,\n"
@@ -497,6 +500,7 @@ static void parse_args(int argc, char **argv)
         {"disable-flush-all", no_argument, NULL, 'F'},
         {"disable-cas", no_argument, NULL, 'C'},
         {"disable-dumping", no_argument, NULL, 'X'},
+        {"disable-watch", no_argument, NULL, 'W'},
         {"extended", required_argument, NULL, 'o'},
         {"rdn-port", required_argument, NULL, RDN_OPT_PORT},
         {"rdn-device", required_argument, NULL, RDN_OPT_DEVICE},
@@ -511,7 +515,7 @@ static void parse_args(int argc, char **argv)
 
     opterr = 0;
     while ((ch = getopt_long(argc, argv,
-                             ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXo:",
+                             ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXWo:",
                              longopts, NULL)) != -1) {
         switch (ch) {
         case 'p':
@@ -618,6 +622,9 @@ static void parse_args(int argc, char **argv)
             break;
         case 'X':
             settings.dump_enabled = false;
+            break;
+        case 'W':
+            settings.watch_enabled = false;
             break;
         case 'o': {
             char *save = NULL;

@@ -27,6 +27,7 @@
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
 #include "memcached/stats_prefix.h"
+#include "memcached/watch.h"
 
 #define MAX_VERBOSITY_LEVEL 2
 
@@ -173,6 +174,8 @@ static void update(struct conn *c, struct token *t, size_t nt, enum store_op op)
     if (it == NULL) {
         stats_inc(why == ITEM_TOO_LARGE ? TC_STORE_TOO_LARGE
                                         : TC_STORE_NO_MEMORY);
+        watch_log_store(key, nkey, item_store_status(why), store_op_name(op),
+                        NULL);
         conn_out_line(c, why == ITEM_TOO_LARGE
                              ? "SERVER_ERROR object too large for cache"
                              : "SERVER_ERROR out of memory storing object");
@@ -406,9 +409,11 @@ static void cmd_shutdown(struct conn *c, struct token *t, size_t nt)
     }
     if (nt == 2) {
         conn_close_after_write(c);
+        c->close_reason = CLOSE_SHUTDOWN;
         raise(SIGINT);
     } else if (nt == 3 && strcmp(t[1].value, "graceful") == 0) {
         conn_close_after_write(c);
+        c->close_reason = CLOSE_SHUTDOWN;
         raise(SIGUSR1);
     } else {
         conn_out_line(c, "CLIENT_ERROR invalid shutdown mode");
@@ -451,6 +456,7 @@ static const struct command commands[] = {
     {"slabs", 2, SIZE_MAX, proto_slabs},
     {"lru", 3, SIZE_MAX, proto_lru},
     {"cache_memlimit", 3, 4, proto_cache_memlimit},
+    {"watch", 2, SIZE_MAX, proto_watch},
 };
 
 /*

@@ -18,6 +18,7 @@
 #include "memcached/settings.h"
 #include "memcached/slab_mover.h"
 #include "memcached/stats.h"
+#include "memcached/watch.h"
 
 #define SWEEP_INTERVAL_MS 10
 #define IDLE_WAIT_MS      100 /* between looks at the automove setting */
@@ -98,8 +99,9 @@ static void automove(void)
         if (i != dst && slabs_free_chunks(i) >= 2ull * slabs_perslab(i))
             src = i;
     }
-    if (dst != 0 && src != 0)
-        slabs_move_begin((int)src, (int)dst);
+    if (dst != 0 && src != 0 &&
+        slabs_move_begin((int)src, (int)dst) == SLABS_REASSIGN_OK)
+        watch_log_slab_move(src, dst);
 }
 
 static void wait_ms(unsigned ms)

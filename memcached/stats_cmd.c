@@ -26,6 +26,7 @@
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
 #include "memcached/stats_prefix.h"
+#include "memcached/watch.h"
 
 #define CACHEDUMP_MAX_BYTES (2 * 1024 * 1024) /* as memcached */
 
@@ -54,6 +55,7 @@ void stats_general(stat_sink_fn sink, void *ctx)
     uint64_t s[TC_COUNT];
     struct items_totals it;
     struct slab_mover_stats mv;
+    struct watch_stats ws;
     uint32_t now = items_now();
 
     stats_sum(s);
@@ -117,6 +119,12 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("lru_crawler_running", crawler_running());
     STAT_U64("lru_crawler_starts", it.crawler_starts);
     STAT_U64("malloc_fails", 0);
+    watch_stats(&ws);
+    STAT_U64("log_worker_dropped", ws.worker_dropped);
+    STAT_U64("log_worker_written", ws.worker_written);
+    STAT_U64("log_watcher_skipped", ws.watcher_skipped);
+    STAT_U64("log_watcher_sent", ws.watcher_sent);
+    STAT_U64("log_watchers", ws.watchers);
     STAT_U64("bytes", it.bytes);
     STAT_U64("curr_items", it.curr_items);
     STAT_U64("total_items", s[TC_TOTAL_ITEMS]);
