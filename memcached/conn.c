@@ -644,6 +644,11 @@ void conn_close_after_write(struct conn *c)
     c->close_reason = CLOSE_NORMAL;
 }
 
+bool conn_out_flush_now(struct conn *c)
+{
+    return c->out.bytes == 0 || out_flush(c) > 0;
+}
+
 void conn_hand_over(struct conn *c)
 {
     if (c->ev_added)

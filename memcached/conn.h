@@ -229,6 +229,11 @@ void conn_close_after_write(struct conn *c);
  * conn_end() closes it later, on c's worker.
  */
 void conn_hand_over(struct conn *c);
+
+/* Sends the replies queued so far now, from within a command (watch:
+ * they go before the stream). Returns true if none is left (false: the
+ * socket is full, or failed). */
+bool conn_out_flush_now(struct conn *c);
 void conn_end(struct conn *c);
 
 /* For udp.c: runs the commands of one datagram (replies stay queued),

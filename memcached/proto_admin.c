@@ -4,8 +4,9 @@
  *
  * Argument checks follow memcached 1.6.18's order, so every malformed line
  * gets the reply memcached gives. lru_crawler metadump writes its whole
- * dump into the connection's output at once (memcached streams it from
- * the crawler thread): the output is freed as it is sent.
+ * dump into the connection's output at once, after any replies before it
+ * (memcached streams it from the crawler thread): the output is freed as
+ * it is sent.
  */
 #include "config.h"
 
@@ -103,11 +104,6 @@ static void crawler_metadump(struct conn *c, char *classes)
     }
     if (!settings.dump_enabled) {
         conn_out_line(c, "ERROR metadump not allowed");
-        return;
-    }
-    if (c->out.bytes > 0) {
-        conn_out_line(c, "ERROR cannot pipeline other commands before "
-                         "metadump");
         return;
     }
     if (parse_classes(classes, &mask) == CLASSES_BAD) {

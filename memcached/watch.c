@@ -398,7 +398,7 @@ void proto_watch(struct conn *c, struct token *t, size_t nt)
         conn_out_line(c, "CLIENT_ERROR watch commands not allowed");
         return;
     }
-    if (c->out.bytes > 0) {
+    if (!conn_out_flush_now(c)) {
         conn_out_line(c, "ERROR cannot pipeline other commands before watch");
         return;
     }
