@@ -27,11 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "memcached/arena.h"
 #include "memcached/assoc.h"
+#include "memcached/compat_opts.h"
 #include "memcached/conn.h"
 #include "memcached/items.h"
 #include "memcached/listen.h"
@@ -51,6 +53,8 @@
 
 static struct event_base *main_base;
 static bool prealloc;
+static bool maxcore;     /* -r */
+static bool lock_memory; /* -k */
 
 static void usage(void)
 {
@@ -107,7 +111,17 @@ static void usage(void)
         "-X, --disable-dumping     disable stats cachedump and lru_crawler "
         "metadump\n"
         "-W, --disable-watch       disable watch commands (live "
-        "logging)\n" RDN_GLUE_USAGE
+        "logging)\n"
+        "-r, --enable-coredumps    maximize core file limit\n"
+        "-k, --lock-memory         lock down all paged memory\n"
+        "-i, --license             print the license and exit\n"
+        "-Z, --enable-ssl          refused: this server has no TLS (as a "
+        "memcached\n"
+        "                          built without it)\n"
+        "-e, --memory-file=<file>  refused: the restartable cache here is "
+        "the\n"
+        "                          offload's (--rdn-port, "
+        "--rdn-keep-on-exit)\n" RDN_GLUE_USAGE
         "-o, --extended            comma separated list of extended options\n"
         "   - hashpower:           starting hash table size as a power of 2 "
         "(%d-%d,\n"
@@ -141,8 +155,23 @@ static void usage(void)
         "     inline_ascii_resp, no_inline_ascii_resp:\n"
         "                          checked as memcached 1.6.18 checks them; no "
         "effect here\n"
-        "                          (this server has no such machinery)\n",
-        MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER);
+        "                          (this server has no such machinery)\n"
+        "%s",
+        MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER, compat_usage);
+}
+
+static void print_license(void)
+{
+    printf("memcached " MC_VERSION " (" PACKAGE_STRING ")\n\n"
+           "Copyright (c) 2026, the RedN memcached authors. All rights "
+           "reserved.\n"
+           "Distributed under the BSD 3-Clause License (the LICENSE file "
+           "of the\n"
+           "source). Written for compatibility with memcached (BSD "
+           "licensed, Danga\n"
+           "Interactive, Inc.); uses libevent (3-clause BSD license, Niels "
+           "Provos and\n"
+           "Nick Mathewson).\n");
 }
 
 /*
@@ -390,7 +419,12 @@ static void extended_option(char *opt, bool *chunk_max_set)
 
     if (val)
         *val++ = '\0';
-    if (knob_option(opt, val)) {
+    const char *err = NULL;
+    int compat = compat_option(opt, val, &err);
+
+    if (compat < 0)
+        usage_error("%s", err);
+    if (compat > 0 || knob_option(opt, val)) {
         /* validated; no effect here */
     } else if (strcmp(opt, "no_chunked_items") == 0) {
         settings.slab_chunk_max = MC_SLAB_PAGE_SIZE;
@@ -501,6 +535,12 @@ static void parse_args(int argc, char **argv)
         {"disable-cas", no_argument, NULL, 'C'},
         {"disable-dumping", no_argument, NULL, 'X'},
         {"disable-watch", no_argument, NULL, 'W'},
+        {"enable-coredumps", no_argument, NULL, 'r'},
+        {"lock-memory", no_argument, NULL, 'k'},
+        {"license", no_argument, NULL, 'i'},
+        {"enable-ssl", no_argument, NULL, 'Z'},
+        {"memory-file", required_argument, NULL, 'e'},
+        {"napi_ids", required_argument, NULL, 'N'},
         {"extended", required_argument, NULL, 'o'},
         {"rdn-port", required_argument, NULL, RDN_OPT_PORT},
         {"rdn-device", required_argument, NULL, RDN_OPT_DEVICE},
@@ -514,9 +554,10 @@ static void parse_args(int argc, char **argv)
     bool chunk_max_set = false;
 
     opterr = 0;
-    while ((ch = getopt_long(argc, argv,
-                             ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXWo:",
-                             longopts, NULL)) != -1) {
+    while ((ch = getopt_long(
+                argc, argv,
+                ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXWo:rkiZe:N:",
+                longopts, NULL)) != -1) {
         switch (ch) {
         case 'p':
             settings.port = (int)number_arg("-p", optarg, 0, 65535);
@@ -626,6 +667,27 @@ static void parse_args(int argc, char **argv)
         case 'W':
             settings.watch_enabled = false;
             break;
+        case 'r':
+            maxcore = true;
+            break;
+        case 'k':
+            lock_memory = true;
+            break;
+        case 'i':
+            print_license();
+            exit(EXIT_SUCCESS);
+        case 'Z':
+            usage_error("This server is not built with TLS support.");
+        case 'e':
+            usage_error("-e (a memory file for a restartable cache) is not "
+                        "supported here: the offload keeps its items across "
+                        "restarts (--rdn-port, --rdn-keep-on-exit)");
+        case 'N': {
+            const char *err = compat_napi_ids(optarg);
+            if (err)
+                usage_error("%s", err);
+            break;
+        }
         case 'o': {
             char *save = NULL;
             for (char *o = strtok_r(optarg, ",", &save); o;
@@ -658,6 +720,25 @@ static void parse_args(int argc, char **argv)
                     "max.");
     check_chunk_max();
     check_knobs();
+    const char *err = compat_check(settings.num_threads, settings.udpport,
+                                   (unsigned long)settings.item_size_max);
+    if (err)
+        usage_error("%s", err);
+}
+
+/* -r: memcached's core file limit raise (fatal if cores stay off). */
+static void raise_core_limit(void)
+{
+    struct rlimit rl = {.rlim_cur = RLIM_INFINITY, .rlim_max = RLIM_INFINITY};
+
+    if (setrlimit(RLIMIT_CORE, &rl) != 0 && getrlimit(RLIMIT_CORE, &rl) == 0) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_CORE, &rl);
+    }
+    if (getrlimit(RLIMIT_CORE, &rl) != 0 || rl.rlim_cur == 0) {
+        fprintf(stderr, "failed to ensure corefile creation\n");
+        exit(EXIT_OSERR);
+    }
 }
 
 /* Enough descriptors for -c connections. */
@@ -799,6 +880,11 @@ int main(int argc, char **argv)
 
     settings_init();
     parse_args(argc, argv);
+    if (maxcore)
+        raise_core_limit();
+    if (lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+        fprintf(stderr, "warning: -k invalid, mlockall() failed: %s\n",
+                strerror(errno));
     signal(SIGPIPE, SIG_IGN);
     if (conns_init(setup_fd_limit()) != 0) {
         fprintf(stderr, "out of memory\n");
