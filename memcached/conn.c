@@ -591,6 +591,17 @@ static void set_interest(struct conn *c, short flags)
  * stays in the table for reuse; the owner must not touch c afterwards,
  * since another worker may take it over as soon as the fd is closed.
  */
+/* c's events stop: no more reading or idle checks. */
+static void stop_events(struct conn *c)
+{
+    if (c->ev_added)
+        event_del(&c->ev);
+    c->ev_added = false;
+    if (c->idle_added)
+        event_del(&c->idle_ev);
+    c->idle_added = false;
+}
+
 static const char *transport_name(const struct conn *c)
 {
     static const char *const names[] = {
@@ -610,15 +621,9 @@ static void conn_close(struct conn *c)
         [CLOSE_SHUTDOWN] = "shutdown",
     };
 
-    watch_log_conn_close(&c->peer,
-                         c->transport == TRANSPORT_UNIX ? 0 : c->peerlen,
-                         transport_name(c), reasons[c->close_reason], c->fd);
-    if (c->ev_added)
-        event_del(&c->ev);
-    c->ev_added = false;
-    if (c->idle_added)
-        event_del(&c->idle_ev);
-    c->idle_added = false;
+    watch_log_conn(&c->peer, c->transport == TRANSPORT_UNIX ? 0 : c->peerlen,
+                   transport_name(c), reasons[c->close_reason], c->fd);
+    stop_events(c);
     out_reset(c);
     if (c->pend.it) {
         item_release(c->pend.it);
@@ -651,12 +656,7 @@ bool conn_out_flush_now(struct conn *c)
 
 void conn_hand_over(struct conn *c)
 {
-    if (c->ev_added)
-        event_del(&c->ev);
-    c->ev_added = false;
-    if (c->idle_added)
-        event_del(&c->idle_ev);
-    c->idle_added = false;
+    stop_events(c);
     set_state(c, CONN_WATCH);
 }
 
@@ -1088,9 +1088,8 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
         stats_inc(TC_TOTAL_CONNS);
         if (SETTING_GET(verbose) > 1)
             fprintf(stderr, "<%d new %s\n", fd, kind[c->proto]);
-        watch_log_conn_new(&c->peer,
-                           transport == TRANSPORT_UNIX ? 0 : c->peerlen,
-                           transport_name(c), fd);
+        watch_log_conn(&c->peer, transport == TRANSPORT_UNIX ? 0 : c->peerlen,
+                       transport_name(c), NULL, fd);
     }
     return c;
 }

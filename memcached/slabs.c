@@ -714,28 +714,15 @@ uint64_t slabs_free_chunks(unsigned clsid)
     return n;
 }
 
-uint64_t slabs_pool_pages(void)
+void slabs_page_counts(uint64_t *moved, uint64_t *pool)
 {
-    uint64_t n;
-
+    *moved = *pool = 0;
     if (!slabs.ready)
-        return 0;
+        return;
     pthread_mutex_lock(&slabs.page_lock);
-    n = slabs.npool;
+    *moved = slabs.pages_moved;
+    *pool = slabs.npool;
     pthread_mutex_unlock(&slabs.page_lock);
-    return n;
-}
-
-uint64_t slabs_moved(void)
-{
-    uint64_t n;
-
-    if (!slabs.ready)
-        return 0;
-    pthread_mutex_lock(&slabs.page_lock);
-    n = slabs.pages_moved;
-    pthread_mutex_unlock(&slabs.page_lock);
-    return n;
 }
 
 int slabs_adjust_mem_limit(size_t limit)

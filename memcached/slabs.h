@@ -235,11 +235,11 @@ bool slabs_move_current(struct slabs_move *m);
  * true if it did (false: not yet, or no move). */
 bool slabs_move_finish(void);
 
-/* Pages moved so far (memcached's slabs_moved); pages in the pool
- * (slab_global_page_pool); free chunks of a class, its uncarved rest
- * included (0 for an invalid id). */
-uint64_t slabs_moved(void);
-uint64_t slabs_pool_pages(void);
+/* Pages moved so far (memcached's slabs_moved) and pages in the pool
+ * (slab_global_page_pool). */
+void slabs_page_counts(uint64_t *moved, uint64_t *pool);
+
+/* Free chunks of a class, its uncarved rest included (0: invalid id). */
 uint64_t slabs_free_chunks(unsigned clsid);
 
 /*

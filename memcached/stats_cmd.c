@@ -56,6 +56,7 @@ void stats_general(stat_sink_fn sink, void *ctx)
     struct items_totals it;
     struct slab_mover_stats mv;
     struct watch_stats ws;
+    uint64_t moved, pool;
     uint32_t now = items_now();
 
     stats_sum(s);
@@ -115,7 +116,8 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("slab_reassign_busy_items", mv.busy_items);
     STAT_U64("slab_reassign_busy_deletes", 0); /* no chunked items here */
     STAT_U64("slab_reassign_running", mv.running);
-    STAT_U64("slabs_moved", slabs_moved());
+    slabs_page_counts(&moved, &pool);
+    STAT_U64("slabs_moved", moved);
     STAT_U64("lru_crawler_running", crawler_running());
     STAT_U64("lru_crawler_starts", it.crawler_starts);
     STAT_U64("malloc_fails", 0);
@@ -128,7 +130,7 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("bytes", it.bytes);
     STAT_U64("curr_items", it.curr_items);
     STAT_U64("total_items", s[TC_TOTAL_ITEMS]);
-    STAT_U64("slab_global_page_pool", slabs_pool_pages());
+    STAT_U64("slab_global_page_pool", pool);
     STAT_U64("expired_unfetched", it.expired_unfetched);
     STAT_U64("evicted_unfetched", it.evicted_unfetched);
     STAT_U64("evicted_active", it.evicted_active);

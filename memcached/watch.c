@@ -225,8 +225,8 @@ static void endpoint(const struct sockaddr_storage *ss, socklen_t len,
     }
 }
 
-void watch_log_conn_new(const struct sockaddr_storage *peer, socklen_t len,
-                        const char *transport, int fd)
+void watch_log_conn(const struct sockaddr_storage *peer, socklen_t len,
+                    const char *transport, const char *close_reason, int fd)
 {
     char rip[64];
     unsigned rport;
@@ -234,23 +234,15 @@ void watch_log_conn_new(const struct sockaddr_storage *peer, socklen_t len,
     if (!watch_wants(WATCH_CONNEVENTS))
         return;
     endpoint(peer, len, rip, sizeof(rip), &rport);
-    emit(WATCH_CONNEVENTS,
-         "type=conn_new rip=%s rport=%u transport=%s cfd=%d\n", rip, rport,
-         transport, fd);
-}
-
-void watch_log_conn_close(const struct sockaddr_storage *peer, socklen_t len,
-                          const char *transport, const char *reason, int fd)
-{
-    char rip[64];
-    unsigned rport;
-
-    if (!watch_wants(WATCH_CONNEVENTS))
-        return;
-    endpoint(peer, len, rip, sizeof(rip), &rport);
-    emit(WATCH_CONNEVENTS,
-         "type=conn_close rip=%s rport=%u transport=%s reason=%s cfd=%d\n", rip,
-         rport, transport, reason, fd);
+    if (close_reason == NULL)
+        emit(WATCH_CONNEVENTS,
+             "type=conn_new rip=%s rport=%u transport=%s cfd=%d\n", rip, rport,
+             transport, fd);
+    else
+        emit(WATCH_CONNEVENTS,
+             "type=conn_close rip=%s rport=%u transport=%s reason=%s "
+             "cfd=%d\n",
+             rip, rport, transport, close_reason, fd);
 }
 
 void watch_log_slab_move(unsigned src, unsigned dst)

@@ -73,12 +73,11 @@ void watch_log_store(const char *key, size_t nkey, const char *status,
 /* Evictions: a live item evicted from an LRU tail. */
 void watch_log_eviction(const struct item *it);
 
-/* Connection events. transport: "tcp", "local" or "udp"; reason:
- * "error", "normal", "idle_timeout", "shutdown". */
-void watch_log_conn_new(const struct sockaddr_storage *peer, socklen_t len,
-                        const char *transport, int fd);
-void watch_log_conn_close(const struct sockaddr_storage *peer, socklen_t len,
-                          const char *transport, const char *reason, int fd);
+/* Connection events: conn_new (close_reason NULL) or conn_close with
+ * close_reason "error", "normal", "idle_timeout" or "shutdown". transport:
+ * "tcp", "local" or "udp"; len 0: no peer address (unix sockets). */
+void watch_log_conn(const struct sockaddr_storage *peer, socklen_t len,
+                    const char *transport, const char *close_reason, int fd);
 
 /* System events: a page moved by slabs reassign / automove. */
 void watch_log_slab_move(unsigned src, unsigned dst);
