@@ -1387,7 +1387,7 @@ int items_init(void)
     int rc = slab_mover_start();
     if (rc == 0 && settings.lru_crawler)
         rc = crawler_start();
-    return rc;
+    return rc == -EALREADY ? 0 : rc; /* a second init keeps its crawler */
 }
 
 void items_stop(void)
