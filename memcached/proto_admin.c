@@ -10,7 +10,6 @@
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,24 +53,6 @@ static enum class_list parse_classes(char *s, uint64_t *mask)
         *mask |= UINT64_C(1) << n;
     }
     return CLASSES_OK;
-}
-
-/* memcached's uriencode(): all but [A-Za-z0-9._~-] as %XX. */
-static char *uri_encode(char *p, const char *key, size_t nkey)
-{
-    static const char hex[] = "0123456789ABCDEF";
-
-    for (size_t i = 0; i < nkey; i++) {
-        unsigned char ch = (unsigned char)key[i];
-        if (isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-            *p++ = (char)ch;
-        } else {
-            *p++ = '%';
-            *p++ = hex[ch >> 4];
-            *p++ = hex[ch & 15];
-        }
-    }
-    return p;
 }
 
 /* One metadump line, memcached's format (a "\n" ends it, not "\r\n"). */

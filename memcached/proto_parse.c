@@ -106,6 +106,23 @@ bool parse_double(const char *s, double *out)
     return true;
 }
 
+char *uri_encode(char *p, const char *key, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)key[i];
+        if (isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+            *p++ = (char)ch;
+        } else {
+            *p++ = '%';
+            *p++ = hex[ch >> 4];
+            *p++ = hex[ch & 15];
+        }
+    }
+    return p;
+}
+
 char *fmt_u64(char *p, uint64_t v)
 {
     char tmp[20];

@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <netinet/in.h>
@@ -140,22 +139,10 @@ static void emit(enum watch_kind kind, const char *fmt, ...)
     pthread_mutex_unlock(&wl.lock);
 }
 
-/* memcached's uriencode() of a key, NUL-terminated. */
+/* A key as memcached's lines show it, NUL-terminated. */
 static void uri_key(char *out, const char *key, size_t nkey)
 {
-    static const char hex[] = "0123456789ABCDEF";
-
-    for (size_t i = 0; i < nkey; i++) {
-        unsigned char ch = (unsigned char)key[i];
-        if (isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-            *out++ = (char)ch;
-        } else {
-            *out++ = '%';
-            *out++ = hex[ch >> 4];
-            *out++ = hex[ch & 15];
-        }
-    }
-    *out = '\0';
+    *uri_encode(out, key, nkey) = '\0';
 }
 
 void watch_log_get(const char *key, size_t nkey, const char *status,
