@@ -15,7 +15,8 @@ t_offload_driver_SOURCES = t/offload_driver.c
 t_offload_driver_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
 t_offload_driver_LDADD = $(LIBRDN_LIBS)
 EXTRA_DIST += t/offload_env.py
-OFFLOAD_PY_TESTS = t/offload_e2e.py t/offload_race.py t/offload_hostile.py
+OFFLOAD_PY_TESTS = t/offload_e2e.py t/offload_race.py t/offload_hostile.py \
+	t/offload_move.py
 TESTS += $(OFFLOAD_PY_TESTS)
 dist_check_SCRIPTS += $(OFFLOAD_PY_TESTS)
 # The same across hosts: memcached in one network namespace, its clients
