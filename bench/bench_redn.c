@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "bench/bench_kv.h"
@@ -29,6 +30,7 @@
 struct redn_h {
     struct rdn_conn *conn;
     struct rdn_value v;
+    bool said; /* why the NIC could not answer, said once */
 };
 
 static int redn_connect(struct bench_ctx *c, int no_fallback,
@@ -91,7 +93,14 @@ static int app_get(void *h, unsigned idx, const char *key, size_t nkey,
 static int nic_only_get(void *h, unsigned idx, const char *key, size_t nkey,
                         struct kv_val *v)
 {
+    struct redn_h *r = h;
     int rc = app_get(h, idx, key, nkey, v);
+
+    if (rc == -EAGAIN && !r->said) { /* the run fails: say why, once */
+        fprintf(stderr, "rdn-bench: redn: the NIC could not answer: %s\n",
+                rdn_last_reason(r->conn));
+        r->said = true;
+    }
 
     return rc == 0 && !v->nic ? -EPROTO : rc;
 }

@@ -1489,7 +1489,7 @@ static int get_one(struct rdn_conn *c, const char *key, size_t keylen,
     if (rc < 0)
         return rc;
     c->last_src = r->src;
-    c->last_why = r->src == RDN_SRC_TCP ? r->why : NULL;
+    c->last_why = r->src == RDN_SRC_TCP || r->status == -EAGAIN ? r->why : NULL;
     return r->status;
 }
 

@@ -194,8 +194,10 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
              const size_t *keylens, struct rdn_result *out);
 
 /*
- * Return what answered the last rdn_get() on c, and why TCP did when it
- * did ("" after a NIC answer; valid until the connection's next call).
+ * Return what answered the last rdn_get() (or rdn_get_value()) on c, and
+ * why TCP did when it did, or why the NIC could not answer for sure when
+ * the GET failed with -EAGAIN ("" after a NIC answer; valid until the
+ * connection's next call).
  * rdn_mget() reports both per key instead (struct rdn_result).
  */
 enum rdn_source rdn_last_source(const struct rdn_conn *c);
