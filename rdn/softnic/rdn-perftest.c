@@ -707,6 +707,13 @@ static int pt_open(struct pt *pt)
         .max_recv_sge = pt->o->test == PT_SEND ? 1 : 0,
         .flags = RNIC_QP_RESTRICT_ACCESS,
         .access = access,
+        /* A peer in an emulated VM on a busy host stalls for hundreds of
+         * ms: an ACK timeout of about 1 s (4.096 us * 2^18), not 67 ms. */
+        .rc = {.timeout = 18,
+               .retry_cnt = 7,
+               .rnr_retry = 7,
+               .min_rnr_timer = 12,
+               .set = 1},
     };
     struct rnic_addr me;
     void *mem;
