@@ -95,7 +95,8 @@ struct pt {
     uint8_t *ref;  /* the first READ's bytes */
     size_t half;
     int fd;
-    uint8_t mtu; /* negotiated */
+    uint8_t mtu;   /* negotiated */
+    be16 udp_port; /* our RoCE endpoint's */
     struct pt_dest me, peer;
     unsigned sends, recvs; /* completions seen */
     double *lat;           /* per iteration, us */
@@ -211,18 +212,15 @@ static int parse(int argc, char **argv, struct pt_opts *o)
             return -1;
         }
     }
-    for (o->mtu = RNIC_MTU_256;
-         o->mtu <= RNIC_MTU_4096 && rnic_mtu_bytes(o->mtu) != mtu; o->mtu++)
-        ;
+    o->mtu = rnic_mtu_code(mtu);
     if (o->test == PT_ATOMIC) {
         if (have_size && o->size != 8)
             return -1;
         o->size = 8;
     }
-    if (!have_test || o->mtu > RNIC_MTU_4096 || o->size == 0 ||
-        o->size > (1u << 30) || o->iters == 0 || o->iters > 10000000 ||
-        o->timeout_s == 0 || o->port <= 0 || o->port > 65535 ||
-        optind + 1 < argc)
+    if (!have_test || !o->mtu || o->size == 0 || o->size > (1u << 30) ||
+        o->iters == 0 || o->iters > 10000000 || o->timeout_s == 0 ||
+        o->port <= 0 || o->port > 65535 || optind + 1 < argc)
         return -1;
     o->host = optind < argc ? argv[optind] : NULL;
     return 0;
@@ -347,6 +345,10 @@ static int pt_preamble(struct pt *pt)
     return 0;
 }
 
+/*
+ * perftest's exchange has no UDP port: a peer is at RoCEv2's 4791, except
+ * one with our own GID, which is on our own endpoint (whatever its port).
+ */
 static int pt_connect(struct pt *pt)
 {
     struct rnic_addr a = {.qpn = cpu_to_be32(pt->peer.qpn),
@@ -355,6 +357,8 @@ static int pt_connect(struct pt *pt)
                           .flags = RNIC_ADDR_GID};
 
     memcpy(a.gid, pt->peer.gid, sizeof(a.gid));
+    if (memcmp(pt->peer.gid, pt->me.gid, sizeof(a.gid)) == 0)
+        a.udp_port = pt->udp_port;
     return rnic_connect(pt->qp, &a);
 }
 
@@ -763,6 +767,7 @@ static int pt_open(struct pt *pt)
                               .rkey = pt->mr->rkey,
                               .vaddr = (uintptr_t)pt->rbuf};
     memcpy(pt->me.gid, me.gid, sizeof(me.gid));
+    pt->udp_port = me.udp_port;
     return 0;
 }
 

@@ -118,11 +118,9 @@ static int parse(int argc, char **argv, struct pp_opts *o)
             return -1;
         }
     }
-    for (o->mtu = RNIC_MTU_256;
-         o->mtu <= RNIC_MTU_4096 && rnic_mtu_bytes(o->mtu) != mtu; o->mtu++)
-        ;
-    if (o->mtu > RNIC_MTU_4096 || o->size == 0 || o->rx_depth < 2 ||
-        o->rx_depth > 4096 || optind + 1 < argc)
+    o->mtu = rnic_mtu_code(mtu);
+    if (!o->mtu || o->size == 0 || o->rx_depth < 2 || o->rx_depth > 4096 ||
+        optind + 1 < argc)
         return -1;
     o->host = optind < argc ? argv[optind] : NULL;
     return 0;
