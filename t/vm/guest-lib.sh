@@ -13,17 +13,17 @@ need_server() {
 # and waits (at most 120 s) for its answer; prints what the action
 # printed and returns its exit status (1 when no answer came).
 ask_host() {
-    local name=$1 i
+    ask=$1
     shift
-    rm -f "$R/$name.rc"
-    echo "$*" >"$R/req.$name.tmp" && mv "$R/req.$name.tmp" "$R/req.$name"
-    for i in $(seq 1200); do
-        [ -f "$R/$name.rc" ] && break
+    rm -f "$R/$ask.rc"
+    echo "$*" >"$R/req.$ask.tmp" && mv "$R/req.$ask.tmp" "$R/req.$ask"
+    for _ in $(seq 1200); do
+        [ -f "$R/$ask.rc" ] && break
         sleep 0.1
     done
-    sed "s/^/  host $name: /" "$R/host-$name.log" 2>/dev/null
-    [ -f "$R/$name.rc" ] || { echo "ask_host: no answer to $name"; return 1; }
-    return "$(cat "$R/$name.rc")"
+    sed "s/^/  host $ask: /" "$R/host-$ask.log" 2>/dev/null
+    [ -f "$R/$ask.rc" ] || { echo "ask_host: no answer to $ask"; return 1; }
+    return "$(cat "$R/$ask.rc")"
 }
 
 # A tally that check() counts into: check STATUS DESCRIPTION.
