@@ -252,17 +252,18 @@ static void pt_format(const struct pt_dest *d, char *msg)
     snprintf(msg + n, PT_KEY_BUF - (size_t)n, "%08x:", d->srqn);
 }
 
-/* Reads one hex field of at most width digits ending in ':'. */
+/*
+ * Reads one field of 1..width hex digits ending in ':' at *p (a string)
+ * and moves *p past the colon.
+ */
 static int pt_field(const char **p, unsigned width, unsigned long long *v)
 {
-    char *end;
+    size_t n = strspn(*p, "0123456789abcdefABCDEF");
 
-    if (!memchr(*p, ':', width + 1))
+    if (n == 0 || n > width || (*p)[n] != ':')
         return -1;
-    *v = strtoull(*p, &end, 16);
-    if (end == *p || *end != ':')
-        return -1;
-    *p = end + 1;
+    *v = strtoull(*p, NULL, 16);
+    *p += n + 1;
     return 0;
 }
 
@@ -319,7 +320,7 @@ static int pt_preamble(struct pt *pt)
     rc = pt_xchg(pt, mine, theirs, PT_VERSION_LEN);
     if (rc)
         return rc;
-    if (strtod(theirs, NULL) < PT_MIN_VERSION) {
+    if (!(strtod(theirs, NULL) >= PT_MIN_VERSION)) {
         fprintf(stderr,
                 "rdn-perftest: the peer is perftest \"%s\": versions before "
                 "5.70 exchange differently\n",
