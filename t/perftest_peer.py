@@ -101,7 +101,12 @@ def fake_client(port, version, steps):
         s.recv(2)
         if steps == "hangup":
             return
-        s.sendall(b"this is not a key message".ljust(108, b"\0"))
+        if steps == "keys":
+            key = b"this is not a key message"
+        else:  # a LID of five digits, then a well-formed rest
+            key = (b"00000:0001:000011:000022:00000033:" + b"0" * 16 + b":" +
+                   b"00:" * 10 + b"ff:ff:0a:00:00:01:" + b"00000000:")
+        s.sendall(key.ljust(108, b"\0")[:108])
         s.recv(108)
 
 
@@ -109,6 +114,7 @@ def test_bad_peers(t):
     """A peer that gets the exchange wrong: status 1 and a message."""
     for version, steps, says in (("5.60", "version", "versions before 5.70"),
                                  ("6.06", "keys", "exchange failed"),
+                                 ("6.06", "widekey", "exchange failed"),
                                  ("6.06", "hangup", "exchange failed")):
         port = mctest.free_port()
         srv = perftest(["-t", "read", "-p", str(port), "-T", "5"])
