@@ -713,8 +713,9 @@ static int pt_open(struct pt *pt)
         .flags = RNIC_QP_RESTRICT_ACCESS,
         .access = access,
         /* A peer in an emulated VM on a busy host stalls for hundreds of
-         * ms: an ACK timeout of about 1 s (4.096 us * 2^18), not 67 ms. */
-        .rc = {.timeout = 18,
+         * ms: an ACK timeout of 268 ms (4.096 us * 2^16), 7 retries, not
+         * 67 ms (lost packets still cost little time to recover). */
+        .rc = {.timeout = 16,
                .retry_cnt = 7,
                .rnr_retry = 7,
                .min_rnr_timer = 12,
