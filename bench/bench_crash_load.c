@@ -23,7 +23,9 @@
  * CLOCK_MONOTONIC, as Python's time.monotonic(); default: when the line is
  * read); it is echoed as "mark NAME T" (T in seconds since "ready"). The
  * summary uses three: the server was killed (kill), started again (restart),
- * and accepts again (up).
+ * and accepts again (up); a fourth, stop, ends the load before --secs (a
+ * driver that knows when it has seen enough: the summary covers the run
+ * up to it, the bins likewise).
  *
  * At the end, one line per 100 ms: "bin T OK MISS WRONG FAILED NIC" (NIC:
  * successes the server's NIC answered), then one line
@@ -59,7 +61,7 @@ struct crash_bin {
     uint64_t ok, miss, wrong, failed, nic;
 };
 
-enum crash_mark { MARK_KILL, MARK_RESTART, MARK_UP, MARK_N };
+enum crash_mark { MARK_KILL, MARK_RESTART, MARK_UP, MARK_STOP, MARK_N };
 
 struct crash_load {
     const struct kv_sys *sys;
@@ -102,7 +104,7 @@ static const struct kv_sys *system_named(const char *name)
 /* Reads marks on stdin until EOF; see the top of the file. */
 static void *marks_main(void *arg)
 {
-    static const char *const known[MARK_N] = {"kill", "restart", "up"};
+    static const char *const known[MARK_N] = {"kill", "restart", "up", "stop"};
     struct crash_load *l = arg;
     char line[128], name[64];
     double when;
@@ -175,9 +177,12 @@ static void crash_count(struct crash_load *l, int rc, bool nic, uint64_t t)
     l->last_ok = t;
 }
 
-/* The closed loop on handle h (NULL: none yet) until end (monotonic ns). */
-static void crash_run(struct crash_load *l, struct bench_ctx *c, void *h,
-                      uint64_t end)
+/*
+ * The closed loop on handle h (NULL: none yet) until end (monotonic ns) or
+ * the stop mark; returns when it ended.
+ */
+static uint64_t crash_run(struct crash_load *l, struct bench_ctx *c, void *h,
+                          uint64_t end)
 {
     struct timespec pause = {0, CRASH_RETRY_US * 1000L};
     unsigned nk = l->d.keys.nmeasured;
@@ -190,6 +195,8 @@ static void crash_run(struct crash_load *l, struct bench_ctx *c, void *h,
         if (rc == 0)
             rc = kv_data_get(&l->d, l->sys, h, (unsigned)(n % nk), &nic, NULL);
         t = bench_now_ns();
+        if (load_seq_cst(&l->mark[MARK_STOP]))
+            end = t;
         if (t >= end)
             break;
         crash_count(l, rc, nic, t);
@@ -203,13 +210,15 @@ static void crash_run(struct crash_load *l, struct bench_ctx *c, void *h,
     }
     if (h)
         l->sys->close(h);
+    return end;
 }
 
 static void crash_print(struct crash_load *l, uint64_t end)
 {
     uint64_t kill = load_seq_cst(&l->mark[MARK_KILL]);
+    size_t nbins = (size_t)((end - l->t0 + CRASH_BIN_NS - 1) / CRASH_BIN_NS);
 
-    for (size_t i = 0; i < l->nbins; i++) {
+    for (size_t i = 0; i < nbins && i < l->nbins; i++) {
         const struct crash_bin *b = &l->bin[i];
 
         printf("bin %.1f %llu %llu %llu %llu %llu\n",
@@ -271,7 +280,7 @@ int bench_crash_load(struct bench_ctx *c)
         /* reads stdin until the process ends: never joined */
         if (pthread_create(&marks, NULL, marks_main, &l) == 0)
             pthread_detach(marks);
-        crash_run(&l, c, h, end);
+        end = crash_run(&l, c, h, end);
         crash_print(&l, end);
     }
     kv_data_close(&l.d);

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # man/: the manual pages, and librdn(3) under each of its functions' names.
 dist_man_MANS = man/redn-memcached.1 man/rdn-cli.1 man/rdn-bench.1 \
-	man/rdn-trace.1 man/rdn-hwcheck.1 man/rdn-pingpong.1 man/rdn-nicd.8 \
+	man/rdn-trace.1 man/rdn-hwcheck.1 man/rdn-pingpong.1 man/rdn-perftest.1 \
+	man/rdn-nicd.8 \
 	man/librdn.3
 LIBRDN_MAN_LINKS = rdn_connect rdn_connect_opts rdn_close rdn_get \
 	rdn_get_value rdn_value_free rdn_mget rdn_last_source rdn_last_reason rdn_client_stats rdn_client_id \

@@ -34,13 +34,14 @@ API_02 = sorted(["rdn_get_value", "rdn_value_free"])
 API = sorted(API_01 + API_02)
 EXPECTED = {
     "bindir": ["redn-memcached", "rdn-cli", "rdn-bench", "rdn-trace",
-               "rdn-hwcheck", "rdn-pingpong"],
+               "rdn-hwcheck", "rdn-pingpong", "rdn-perftest"],
     "sbindir": ["rdn-nicd"],
     "libdir": ["librdn.so", "librdn.so.0", "librdn.so.0.0.0", "librdn.la"],
     "includedir": ["rdn/librdn/client.h"],
     "pkgconfigdir": ["librdn.pc"],
     "man1dir": ["redn-memcached.1", "rdn-cli.1", "rdn-bench.1",
-                "rdn-trace.1", "rdn-hwcheck.1", "rdn-pingpong.1"],
+                "rdn-trace.1", "rdn-hwcheck.1", "rdn-pingpong.1",
+                "rdn-perftest.1"],
     "man3dir": ["librdn.3"] + [f + ".3" for f in API],
     "man8dir": ["rdn-nicd.8"],
     "systemdsystemunitdir": ["rdn-nicd.service", "redn-memcached.service"],

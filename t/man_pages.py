@@ -27,6 +27,7 @@ PROGRAMS = {
     "rdn-trace.1": ("rdn/softnic/rdn-trace", "--help", 4),
     "rdn-hwcheck.1": ("rdn/hwcheck/rdn-hwcheck", "-h", 2),
     "rdn-pingpong.1": ("rdn/softnic/rdn-pingpong", "-h", 4),
+    "rdn-perftest.1": ("rdn/softnic/rdn-perftest", "-h", 4),
 }
 OPTION = re.compile(r"(?<![\w$-])(--?[A-Za-z][\w-]*)")
 FUNCTION = re.compile(r"^[a-z].*?\b(rdn_\w+)\(", re.M)

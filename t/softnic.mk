@@ -79,3 +79,9 @@ TESTS += t/test_roce_pkt
 t_test_roce_pkt_SOURCES = t/test_roce_pkt.c $(TESTUTIL)
 t_test_roce_pkt_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 t_test_roce_pkt_LDADD = $(RNIC_LIBS) $(CHECK_LIBS)
+
+# rdn-perftest (perftest's latency tests on softnic) against itself and
+# against peers that get perftest's exchange wrong (root; skipped
+# otherwise). The stock tools run against it in the rxe VM (t/verbs-rxe.sh).
+TESTS += t/perftest_peer.py
+dist_check_SCRIPTS += t/perftest_peer.py

@@ -15,7 +15,9 @@ t_test_rnic_post_LDADD = $(LIBRDN_LIBS) $(CHECK_LIBS)
 TESTS += t/verbs-rxe.sh
 dist_check_SCRIPTS += t/verbs-rxe.sh t/vm/rxe-vm
 EXTRA_DIST += t/vm/rxe-init t/vm/rxe-guest t/vm/verbs.checks \
-	t/vm/softnic-server t/vm/librdn-check
+	t/vm/softnic-server t/vm/librdn-check t/vm/guest-lib.sh \
+	t/vm/bench-check t/vm/restart-check t/vm/perftest-check \
+	t/vm/tshark-decode
 clean-local: clean-verbs-rxe
 clean-verbs-rxe:
 	rm -rf t/verbs-rxe.results

@@ -399,6 +399,16 @@ static inline uint32_t rnic_mtu_bytes(uint8_t mtu)
     return mtu >= 1 && mtu <= 5 ? 128u << mtu : 0;
 }
 
+/* The enum ibv_mtu code (1..5) of a path MTU in bytes, 0 for a size that
+ * is none (256, 512, 1024, 2048, 4096 are). */
+static inline uint8_t rnic_mtu_code(uint32_t bytes)
+{
+    for (uint8_t mtu = RNIC_MTU_256; mtu <= RNIC_MTU_4096; mtu++)
+        if (rnic_mtu_bytes(mtu) == bytes)
+            return mtu;
+    return 0;
+}
+
 /* Writes the QP's address into *out. Returns 0 or -EINVAL. */
 int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out);
 

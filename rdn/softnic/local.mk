@@ -21,7 +21,7 @@ noinst_HEADERS += rdn/softnic/softnic.h rdn/softnic/shm_int.h \
 	rdn/softnic/engine_int.h rdn/softnic/fabric_int.h \
 	rdn/softnic/obj_int.h rdn/softnic/timing.h rdn/softnic/trace.h \
 	rdn/softnic/ctl.h rdn/softnic/client.h rdn/softnic/sock.h \
-	rdn/softnic/roce_int.h rdn/softnic/roce_pkt.h
+	rdn/softnic/roce_int.h rdn/softnic/roce_pkt.h rdn/softnic/oob.h
 
 # rdn-trace: prints a chain's timeline from a WQE trace.
 bin_PROGRAMS += rdn/softnic/rdn-trace
@@ -36,5 +36,11 @@ rdn_softnic_rdn_nicd_LDADD = $(RNIC_LIBS)
 # rdn-pingpong: ibv_rc_pingpong's exchange and traffic on softnic (interop
 # with rdma-core's tools on a real RDMA stack).
 bin_PROGRAMS += rdn/softnic/rdn-pingpong
-rdn_softnic_rdn_pingpong_SOURCES = rdn/softnic/rdn-pingpong.c
+rdn_softnic_rdn_pingpong_SOURCES = rdn/softnic/rdn-pingpong.c rdn/softnic/oob.c
 rdn_softnic_rdn_pingpong_LDADD = $(RNIC_LIBS)
+
+# rdn-perftest: perftest's exchange and traffic (ib_send_lat, ib_write_lat,
+# ib_read_lat, ib_atomic_lat) on an rnic QP, client or server.
+bin_PROGRAMS += rdn/softnic/rdn-perftest
+rdn_softnic_rdn_perftest_SOURCES = rdn/softnic/rdn-perftest.c rdn/softnic/oob.c
+rdn_softnic_rdn_perftest_LDADD = $(RNIC_LIBS)

@@ -259,16 +259,11 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
             if (o->rc_timeout < 1 || o->rc_timeout > 31)
                 return -1;
             break;
-        case OPT_MTU: {
-            unsigned b = (unsigned)atoi(optarg);
-
-            for (o->mtu = 1;
-                 o->mtu <= 5 && rnic_mtu_bytes((uint8_t)o->mtu) != b; o->mtu++)
-                ;
-            if (o->mtu > 5)
+        case OPT_MTU:
+            o->mtu = rnic_mtu_code((uint32_t)atoi(optarg));
+            if (!o->mtu)
                 return -1;
             break;
-        }
         case 'h':
             usage(stdout);
             exit(0);

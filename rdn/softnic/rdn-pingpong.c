@@ -13,19 +13,17 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proto/mlx5.h"
 #include "rdn/rnic/rnic.h"
+#include "rdn/softnic/oob.h"
 
 /* "LID:QPN:PSN:GID" and its NUL, as ibv_rc_pingpong sends it. */
 #define PP_MSG_LEN                                                             \
@@ -120,11 +118,9 @@ static int parse(int argc, char **argv, struct pp_opts *o)
             return -1;
         }
     }
-    for (o->mtu = RNIC_MTU_256;
-         o->mtu <= RNIC_MTU_4096 && rnic_mtu_bytes(o->mtu) != mtu; o->mtu++)
-        ;
-    if (o->mtu > RNIC_MTU_4096 || o->size == 0 || o->rx_depth < 2 ||
-        o->rx_depth > 4096 || optind + 1 < argc)
+    o->mtu = rnic_mtu_code(mtu);
+    if (!o->mtu || o->size == 0 || o->rx_depth < 2 || o->rx_depth > 4096 ||
+        optind + 1 < argc)
         return -1;
     o->host = optind < argc ? argv[optind] : NULL;
     return 0;
@@ -167,60 +163,12 @@ static int pp_parse(const char *msg, uint8_t mtu, struct rnic_addr *a)
     return 0;
 }
 
-static int pp_read_full(int fd, char *buf, size_t n)
-{
-    size_t got = 0;
-
-    while (got < n) {
-        ssize_t r = read(fd, buf + got, n - got);
-
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    return 0;
-}
-
-static int pp_tcp(const struct pp_opts *o)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = o->host ? 0 : AI_PASSIVE};
-    struct addrinfo *res, *t;
-    char service[16];
-    int fd = -1, one = 1;
-
-    snprintf(service, sizeof(service), "%d", o->port);
-    if (getaddrinfo(o->host, service, &hints, &res) != 0)
-        return -1;
-    for (t = res; t && fd < 0; t = t->ai_next) {
-        fd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
-        if (fd < 0)
-            continue;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (o->host ? connect(fd, t->ai_addr, t->ai_addrlen) == 0
-                    : bind(fd, t->ai_addr, t->ai_addrlen) == 0 &&
-                          listen(fd, 1) == 0)
-            break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd >= 0 && !o->host) {
-        int c = accept(fd, NULL, NULL);
-
-        close(fd);
-        fd = c;
-    }
-    return fd;
-}
-
 /* Exchanges addresses as ibv_rc_pingpong does and connects the QP. */
 static int pp_exchange(struct pp *pp, const struct pp_opts *o)
 {
     char mine[PP_MSG_LEN], theirs[PP_MSG_LEN];
     struct rnic_addr me, peer;
-    int fd = pp_tcp(o), rc = -1;
+    int fd = oob_open(o->host, o->port), rc = -1;
 
     if (fd < 0) {
         fprintf(stderr, "rdn-pingpong: no connection on port %d\n", o->port);
@@ -230,19 +178,19 @@ static int pp_exchange(struct pp *pp, const struct pp_opts *o)
         goto close_fd;
     pp_format(&me, mine);
     if (o->host) {
-        if (write(fd, mine, sizeof(mine)) != (ssize_t)sizeof(mine) ||
-            pp_read_full(fd, theirs, sizeof(theirs)) < 0 ||
+        if (oob_write_full(fd, mine, sizeof(mine)) < 0 ||
+            oob_read_full(fd, theirs, sizeof(theirs)) < 0 ||
             pp_parse(theirs, o->mtu, &peer) < 0 ||
             rnic_connect(pp->qp, &peer) < 0 ||
-            write(fd, "done", sizeof("done")) != (ssize_t)sizeof("done"))
+            oob_write_full(fd, "done", sizeof("done")) < 0)
             goto close_fd;
     } else {
         char done[PP_MSG_LEN];
 
-        if (pp_read_full(fd, theirs, sizeof(theirs)) < 0 ||
+        if (oob_read_full(fd, theirs, sizeof(theirs)) < 0 ||
             pp_parse(theirs, o->mtu, &peer) < 0 ||
             rnic_connect(pp->qp, &peer) < 0 ||
-            write(fd, mine, sizeof(mine)) != (ssize_t)sizeof(mine) ||
+            oob_write_full(fd, mine, sizeof(mine)) < 0 ||
             read(fd, done, sizeof(done)) <= 0)
             goto close_fd;
     }
