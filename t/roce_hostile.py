@@ -11,6 +11,12 @@ a right ICRC (computed here, independently of softnic) to QPNs in
 payloads longer than any path MTU, and middle/last packets with no first.
 The daemon must drop or NAK them and keep running (the script checks
 nothing itself: t/roce_net.sh asks the daemon afterwards).
+
+  roce_hostile.py --flood SRC DST QPN PSN MTU BYTES
+forges, from the QP's own peer address and inside its PSN window, one
+SEND that never ends: a SEND First and then SEND Middle packets of MTU
+bytes each, BYTES in all, with right ICRCs. The responder must not hold
+more than the receive the SEND would consume.
 """
 import os
 import random
@@ -65,7 +71,27 @@ def forged(rng, lo, hi):
     return h
 
 
+def flood(src, dst, qpn, psn, mtu, total):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
+    s.bind((src, 0))
+    sport = s.getsockname()[1]
+    payload = os.urandom(mtu)
+    sent = 0
+    for k in range(max(1, total // mtu)):
+        h = bth(0x00 if k == 0 else 0x01, qpn, psn + k) + payload
+        s.sendto(h + struct.pack("<I", icrc(src, dst, sport, 4791, h)),
+                 (dst, 4791))
+        sent += len(payload)
+    print("flooded QPN %#x from PSN %#x with %d bytes of one SEND" %
+          (qpn, psn, sent))
+
+
 def main():
+    if sys.argv[1] == "--flood":
+        a = sys.argv[2:]
+        flood(a[0], a[1], int(a[2], 0), int(a[3], 0), int(a[4]), int(a[5]))
+        return
     src, dst = sys.argv[1], sys.argv[2]
     count, lo, hi = int(sys.argv[3]), int(sys.argv[4], 0), int(sys.argv[5], 0)
     rng = random.Random(1234)

@@ -140,6 +140,33 @@ h2=$!
 check "ops while hostile packets arrive" run_ops env
 wait $h1 $h2
 check "daemon alive after hostile packets during ops" alive_and_dropped
+# A forged SEND that never ends, from A's address and inside the PSN
+# window, into a QP with a 4 KiB receive and into one with none posted:
+# B's memory must not grow by what was sent (it would hold it all if
+# reassembly were unbounded), and only the flooded QPs notice.
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$(cat "$dir/$1.pid")/status"; }
+flood_bounded() {
+    mkfifo "$dir/fl.out" "$dir/fl.in"
+    run_ops env RDN_TEST_FLOOD=1 RDN_TEST_FLOOD_OUT="$dir/fl.out" \
+        RDN_TEST_FLOOD_IN="$dir/fl.in" &
+    t=$!
+    timeout 60 cat "$dir/fl.out" >"$dir/fl.txt" || { kill $t; return 1; }
+    read -r q1 p1 q2 p2 <"$dir/fl.txt"
+    before=$(rss b)
+    for qp in "$q1 $p1" "$q2 $p2"; do
+        # shellcheck disable=SC2086 # QPN and PSN
+        ip netns exec "$NA" python3 "$S/t/roce_hostile.py" --flood \
+            10.77.0.1 10.77.0.2 $qp "${MTU:-1024}" $((32 << 20)) || return 1
+    done
+    sleep 0.5
+    after=$(rss b)
+    echo "rdn-nicd B VmRSS: $before KiB before, $after KiB after 64 MiB" |
+        tee "$dir/rss.txt"
+    timeout 10 sh -c 'echo done >"$1"' _ "$dir/fl.in"
+    wait $t && [ $((after - before)) -lt 8192 ]
+}
+check "forged endless SEND: memory bounded, only its QP affected" flood_bounded
+cat "$dir/rss.txt" 2>/dev/null
 stop_nicd a; stop_nicd b
 
 # 3. Faults on the link, both directions.

@@ -9,7 +9,10 @@
  * RDN_TEST_ROUNDS repeats the data tests (under netem loss, reordering,
  * duplication): every operation must complete exactly once, with exact
  * data. RDN_TEST_KILL=1 runs only the peer-death test (the script kills
- * daemon B when told through RDN_TEST_KILL_FIFO).
+ * daemon B when told through RDN_TEST_KILL_FIFO). RDN_TEST_FLOOD=1 runs
+ * only the forged-SEND test: it writes the QPNs and expected PSNs of its
+ * two target QPs to the fifo RDN_TEST_FLOOD_OUT, the script floods them
+ * (t/roce_hostile.py --flood) and writes a line to RDN_TEST_FLOOD_IN.
  */
 #include "config.h"
 
@@ -541,6 +544,78 @@ START_TEST(peer_daemon_killed)
 }
 END_TEST
 
+/* ---- a forged SEND that never ends -------------------------------------- */
+
+static uint32_t addr_u32(be32 v)
+{
+    return be32_to_cpu(v);
+}
+
+/*
+ * The script forges one endless SEND into b (a 4 KiB receive posted) and
+ * one into b2 (a receive queue, nothing posted), from A's address and at
+ * the PSNs B expects. b runs out of receive: a local length error for the
+ * receive, the QP in error; b2 answers with an RNR NAK and stays usable;
+ * every other QP is untouched. (The script checks B's memory.)
+ */
+START_TEST(forged_endless_send)
+{
+    const char *out = getenv("RDN_TEST_FLOOD_OUT");
+    const char *in = getenv("RDN_TEST_FLOOD_IN");
+    struct rnic_sge sge = {(uintptr_t)B.mem, 4096, B.mr->lkey};
+    struct rnic_sge sge2 = {(uintptr_t)B.mem + BIG, 8192, B.mr->lkey};
+    struct rnic_addr aa, ab, aa2, ab2;
+    struct tq a, b, a2, b2, c, d;
+    struct tw w;
+    char line[16];
+    FILE *f;
+
+    ck_assert_msg(out && in, "RDN_TEST_FLOOD_OUT / _IN not set");
+    qp_make(&a, &A, 0, 7, 7);
+    qp_make(&b, &B, 4, 7, 7);
+    tq_connect(&a, &b);
+    qp_make(&a2, &A, 0, 7, 7);
+    qp_make(&b2, &B, 4, 7, 7);
+    tq_connect(&a2, &b2);
+    bystander_pair(&c, &d, &B);
+    ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, 1), 0);
+    ck_assert_int_eq(rnic_qp_addr(a.qp, &aa), 0);
+    ck_assert_int_eq(rnic_qp_addr(b.qp, &ab), 0);
+    ck_assert_int_eq(rnic_qp_addr(a2.qp, &aa2), 0);
+    ck_assert_int_eq(rnic_qp_addr(b2.qp, &ab2), 0);
+    f = fopen(out, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%#x %#x %#x %#x\n", addr_u32(ab.qpn), addr_u32(aa.psn),
+            addr_u32(ab2.qpn), addr_u32(aa2.psn));
+    fclose(f);
+    f = fopen(in, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    fclose(f);
+
+    one(B.rcq, RNIC_WC_LOC_LEN_ERR);
+    ck_assert_int_eq(rnic_qp_state(b.qp), RNIC_QPS_ERR);
+    ck_assert_int_eq(rnic_qp_state(b2.qp), RNIC_QPS_RTS);
+    /* The real requester's SEND into b2 goes through. */
+    fill(A.mem, 5000, 3);
+    ck_assert_int_eq(rnic_post_recv(b2.qp, &sge2, 1, 2), 0);
+    tw_ctrl(&w, MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_data(&w, 5000, A.mr->lkey, A.mem);
+    tq_post(&a2, &w);
+    tq_ring(&a2);
+    one(A.scq, RNIC_WC_SUCCESS);
+    ck_assert_int_eq(one(B.rcq, RNIC_WC_SUCCESS).byte_len, 5000);
+    ck_assert(memcmp(A.mem, B.mem + BIG, 5000) == 0);
+    tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_raddr(&w, (uintptr_t)B.mem + 2 * BIG, B.mr->rkey);
+    tw_data(&w, 3000, A.mr->lkey, A.mem);
+    tq_post(&c, &w);
+    tq_ring(&c);
+    one(A.scq, RNIC_WC_SUCCESS);
+    ck_assert(memcmp(A.mem, B.mem + 2 * BIG, 3000) == 0);
+}
+END_TEST
+
 static void kill_setup(void)
 {
     open_dev(&A, "RDN_TEST_SOCK_A");
@@ -558,6 +633,7 @@ static Suite *mk(void)
     Suite *s = suite_create("roce_net");
     TCase *tc = tcase_create("ops");
     bool kill = getenv("RDN_TEST_KILL") && atoi(getenv("RDN_TEST_KILL"));
+    bool flood = getenv("RDN_TEST_FLOOD") && atoi(getenv("RDN_TEST_FLOOD"));
 
     tcase_set_timeout(tc, 120);
     if (kill) {
@@ -567,6 +643,11 @@ static Suite *mk(void)
         return s;
     }
     tcase_add_checked_fixture(tc, setup, teardown);
+    if (flood) {
+        tcase_add_test(tc, forged_endless_send);
+        suite_add_tcase(s, tc);
+        return s;
+    }
     tcase_add_test(tc, send_all_sizes);
     tcase_add_test(tc, write_all_sizes);
     tcase_add_test(tc, read_all_sizes);

@@ -89,6 +89,7 @@ struct sn_rc {
     struct sn_pkt *asm_msg; /* SEND / WRITE being reassembled */
     uint32_t asm_psn;       /* its first PSN */
     uint32_t asm_off;
+    uint64_t asm_room; /* SEND: its receive's room; WRITE: the DMA length */
     uint32_t ack_psn;
     bool ack_pending;
     struct sn_link ack_link;
@@ -830,24 +831,33 @@ static bool sn_rc_execute(struct sn_thread *t, struct sn_qp *qp,
     return ok;
 }
 
-/* Adds a packet's payload to the SEND / WRITE being reassembled. */
+/*
+ * Adds a packet's payload to the SEND / WRITE being reassembled. The
+ * buffer grows up to asm_room (a SEND: plus the one packet that shows it
+ * overflows its receive), so a forged peer inside the PSN window makes us
+ * hold no more than the receive the application posted, or the range its
+ * rkey opened to a WRITE.
+ */
 static int sn_rc_append(struct sn_thread *t, struct sn_rc *rc,
                         const struct roce_hdr *h)
 {
     struct sn_pkt *m = rc->asm_msg;
+    uint64_t need = (uint64_t)rc->asm_off + h->len, max = rc->asm_room;
 
-    if ((uint64_t)rc->asm_off + h->len > SN_MAX_MSG)
+    if (m->h.type == SN_PKT_SEND)
+        max += rc->mtu;
+    if (max > SN_MAX_MSG)
+        max = SN_MAX_MSG;
+    if (need > max)
         return -EINVAL;
-    if (rc->asm_off + h->len > m->cap) {
+    if (need > m->cap) {
         uint64_t cap = (uint64_t)m->cap * 2;
         struct sn_pkt *n;
 
-        if (cap < rc->asm_off + h->len)
-            cap = rc->asm_off + h->len;
-        if (cap > SN_MAX_MSG)
-            cap = SN_MAX_MSG;
-        if (m->h.type == SN_PKT_WRITE || m->h.type == SN_PKT_WRITE_IMM)
-            return -EINVAL; /* more than the RETH's DMA length */
+        if (cap < need)
+            cap = need;
+        if (cap > max)
+            cap = max;
         n = sn_pkt_alloc(t, (uint32_t)cap);
         if (!n)
             return -ENOMEM;
@@ -861,17 +871,50 @@ static int sn_rc_append(struct sn_thread *t, struct sn_rc *rc,
     return 0;
 }
 
-/* A SEND or WRITE packet at ePSN. */
+/*
+ * No receive for the SEND at psn: an RNR NAK; the requester sends it again
+ * after the timer. The packets of it still in flight are dropped quietly
+ * (a sequence-error NAK for them would only make the requester go back
+ * again).
+ */
+static void sn_rc_rnr(struct sn_qp *qp, uint32_t psn)
+{
+    struct sn_rc *rc = qp->rc;
+
+    sn_stat(&qp->dev->eng->roce->st.rnr_naks_tx);
+    rc->epsn = psn;
+    rc->nak_sent = true;
+    sn_rc_ack_now(qp);
+    sn_rc_send_aeth(qp, ROCE_ACK, psn,
+                    ROCE_AETH_RNR |
+                        ((qp->rc_attr.set && qp->rc_attr.min_rnr_timer)
+                             ? qp->rc_attr.min_rnr_timer
+                             : 12),
+                    0);
+}
+
+/*
+ * A SEND or WRITE packet at ePSN. A SEND is bounded by the receive it
+ * will consume (posted when its first packet comes: none is an RNR right
+ * away); the packet that overflows it ends the message there, and the
+ * engine's responder finds it too long (a local length error for the
+ * receive, an invalid-request NAK).
+ */
 static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
                        const struct roce_hdr *h, unsigned f)
 {
     struct sn_rc *rc = qp->rc;
     bool send = h->opcode <= ROCE_SEND_ONLY_IMM;
     struct sn_pkt *m;
+    bool over;
 
     if (f & ROCE_F_FIRST) {
         uint32_t cap = rc->mtu;
 
+        if (send && !sn_rq_head_room(qp, &rc->asm_room)) {
+            sn_rc_rnr(qp, h->psn);
+            return;
+        }
         if (!send) {
             struct sn_pkt probe = {.h = {.raddr = h->va, .rkey = h->rkey}};
 
@@ -886,6 +929,7 @@ static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
                 return;
             }
             cap = h->dma_len;
+            rc->asm_room = h->dma_len;
         }
         rc->asm_msg =
             sn_rc_msg_new(t, qp, send ? SN_PKT_SEND : SN_PKT_WRITE, cap);
@@ -903,7 +947,8 @@ static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
     }
     rc->epsn = sn_psn(rc->epsn + 1);
     rc->nak_sent = false;
-    if (!(f & ROCE_F_LAST)) {
+    over = send && rc->asm_off > rc->asm_room;
+    if (!(f & ROCE_F_LAST) && !over) {
         if (h->ackreq)
             sn_rc_ack_later(t, qp, h->psn);
         return;
@@ -922,17 +967,8 @@ static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
         m->h.type = send ? SN_PKT_SEND_IMM : SN_PKT_WRITE_IMM;
     if (h->se)
         m->h.flags |= SN_PKT_F_SOLICITED;
-    if (!sn_rc_execute(t, qp, m)) { /* no receive: RNR NAK, sent again */
-        sn_stat(&qp->dev->eng->roce->st.rnr_naks_tx);
-        rc->epsn = rc->asm_psn;
-        sn_rc_ack_now(qp);
-        sn_rc_send_aeth(qp, ROCE_ACK, rc->asm_psn,
-                        ROCE_AETH_RNR |
-                            ((qp->rc_attr.set && qp->rc_attr.min_rnr_timer)
-                                 ? qp->rc_attr.min_rnr_timer
-                                 : 12),
-                        0);
-    }
+    if (!sn_rc_execute(t, qp, m)) /* no receive enabled yet */
+        sn_rc_rnr(qp, rc->asm_psn);
 }
 
 /* A request packet (responder side). */
