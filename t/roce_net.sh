@@ -98,7 +98,8 @@ check() {
 }
 
 run_ops() {
-    RDN_TEST_SOCK_A=$dir/a.sock RDN_TEST_SOCK_B=$dir/b.sock "$@" "$T"
+    RDN_TEST_SOCK_A=$dir/a.sock RDN_TEST_SOCK_B=$dir/b.sock \
+        RDN_TEST_NICD=$NICD "$@" "$T"
 }
 
 # The case of a run under faults: counters must have moved.

@@ -461,6 +461,99 @@ START_TEST(rnr_retry_exhausted)
 }
 END_TEST
 
+/* A RoCE counter of the daemon on sock (rdn-nicd --status). */
+static uint64_t counter(const char *sock, const char *name)
+{
+    const char *nicd = getenv("RDN_TEST_NICD");
+    char cmd[512], word[64];
+    unsigned long long v = 0;
+    bool next = false;
+    FILE *f;
+
+    ck_assert_msg(nicd, "RDN_TEST_NICD not set (run t/roce_net.sh)");
+    snprintf(cmd, sizeof(cmd), "%s -s %s --status", nicd, sock);
+    f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fscanf(f, "%63s", word) == 1) {
+        if (next) {
+            v = strtoull(word, NULL, 10);
+            break;
+        }
+        next = strcmp(word, name) == 0;
+    }
+    pclose(f);
+    ck_assert_msg(next, "no counter %s", name);
+    return v;
+}
+
+/*
+ * Two receives for ten SENDs: the responder's ACKs say it has no more, so
+ * the requester holds the rest and sends only one at a time to find out
+ * when receives come (each RNR round resends one message, not the eight
+ * behind it); once receives are posted, all ten complete in order.
+ */
+START_TEST(credits_hold_sends)
+{
+    enum { N = 10, LEN = 9000 };
+    const char *sa = getenv("RDN_TEST_SOCK_A");
+    struct tq a, b;
+    struct rnic_wc wc[N];
+    uint64_t rnr0, re0, held0, rnr, re;
+    uint32_t npkt;
+    struct rnic_addr ab;
+
+    qp_make(&a, &A, 0, 7, 7);
+    qp_make(&b, &B, 64, 7, 7);
+    tq_connect(&a, &b);
+    ck_assert_int_eq(rnic_qp_addr(b.qp, &ab), 0);
+    npkt = (LEN + rnic_mtu_bytes(ab.mtu) - 1) / rnic_mtu_bytes(ab.mtu);
+    for (int i = 0; i < 2; i++) {
+        struct rnic_sge sge = {(uintptr_t)B.mem + i * 16384ull, LEN,
+                               B.mr->lkey};
+
+        ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, i), 0);
+    }
+    rnr0 = counter(sa, "rnr_naks_rx");
+    re0 = counter(sa, "retrans");
+    held0 = counter(sa, "credit_waits");
+    fill(A.mem, N * 16384, 77);
+    for (int i = 0; i < N; i++) {
+        struct tw w;
+
+        tw_ctrl(&w, MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE);
+        tw_data(&w, LEN, A.mr->lkey, A.mem + i * 16384ull);
+        tq_post(&a, &w);
+    }
+    tq_ring(&a);
+    ck_assert_int_eq(tpoll(A.scq, wc, 2, 3 * TMS), 2);
+    ck_assert_int_eq(tquiet(A.scq, 300), 0);
+    re = counter(sa, "retrans") - re0; /* first: rnr then counts them all */
+    rnr = counter(sa, "rnr_naks_rx") - rnr0;
+    ck_assert_uint_gt(rnr, 0);
+    ck_assert_msg(re <= (rnr + 1) * npkt,
+                  "%llu packets resent for %llu RNR NAKs (%u per SEND)",
+                  (unsigned long long)re, (unsigned long long)rnr, npkt);
+    ck_assert_uint_gt(counter(sa, "credit_waits"), held0);
+    for (int i = 2; i < N; i++) {
+        struct rnic_sge sge = {(uintptr_t)B.mem + i * 16384ull, LEN,
+                               B.mr->lkey};
+
+        ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, i), 0);
+    }
+    ck_assert_int_eq(tpoll(A.scq, wc + 2, N - 2, 3 * TMS), N - 2);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(wc[i].status, RNIC_WC_SUCCESS);
+        ck_assert_int_eq(wc[i].wqe_counter, (uint16_t)(a.pi - N + i));
+    }
+    ck_assert_int_eq(tpoll(B.rcq, wc, N, 3 * TMS), N);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(wc[i].status, RNIC_WC_SUCCESS);
+        ck_assert_int_eq(wc[i].wr_id, i);
+        ck_assert(memcmp(A.mem + i * 16384ull, B.mem + i * 16384ull, LEN) == 0);
+    }
+}
+END_TEST
+
 /* A peer QP that is gone: retries run out, only that QP errors. */
 START_TEST(peer_qp_destroyed_retry_exceeded)
 {
@@ -659,6 +752,7 @@ static Suite *mk(void)
         tcase_add_test(tc, send_too_long_is_invalid_request);
         tcase_add_test(tc, rnr_then_receive);
         tcase_add_test(tc, rnr_retry_exhausted);
+        tcase_add_test(tc, credits_hold_sends);
         tcase_add_test(tc, peer_qp_destroyed_retry_exceeded);
         tcase_add_test(tc, same_daemon_in_memory);
     }

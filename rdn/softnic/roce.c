@@ -16,6 +16,15 @@
  * restores both. Completed messages go to the engine in order as
  * message-level responses (sn_qp_response), which completes the WQEs.
  *
+ * End-to-end credits (IBA 9.7.7.2): every ACK's AETH says how many
+ * receive WQEs the responder has beyond the message its MSN names; a
+ * message that consumes one (SEND, WRITE with immediate) is first sent
+ * only within that limit, or, with no credit, when no other such message
+ * is unacknowledged (one at a time, to learn of new receives from its
+ * ACK or RNR NAK), so a responder short of receives costs one message per
+ * RNR round, not the whole window. Credit code 31 means no limit. Until
+ * the first ACK the requester has no credit.
+ *
  * Responder: packets must come in PSN order (ePSN). Multi-packet SENDs
  * and WRITEs are reassembled and handed to the engine's responder as one
  * message, so memory is touched only once the message is whole and valid;
@@ -62,7 +71,10 @@ struct sn_rc_msg {
     uint8_t *have; /* READ: bitmap of the response packets received */
     bool gap;      /* READ: asked again after a gap (once until a timeout) */
     uint64_t orig;
-    bool done; /* READ / atomic: answered */
+    bool done;      /* READ / atomic: answered */
+    bool recv;      /* consumes a receive WQE (SEND, WRITE_IMM) */
+    uint32_t ssn;   /* message sequence number, as the responder's MSN */
+    uint32_t nrecv; /* receive-consuming messages queued up to this one */
 };
 
 struct sn_rc {
@@ -82,6 +94,14 @@ struct sn_rc {
     uint32_t retry_left, rnr_left;
     bool rnr_wait;
     struct sn_timer tm;
+    /* end-to-end credits; nrecv counts as in struct sn_rc_msg */
+    uint32_t ssn, nrecv;             /* of the newest message queued */
+    uint32_t acked_ssn, acked_nrecv; /* of the newest message retired */
+    uint32_t sent_ssn;   /* newest message whose first packet went */
+    uint32_t held_ssn;   /* newest message held for credits */
+    uint32_t cred_msn;   /* MSN of the newest credit count */
+    uint32_t cred_nrecv; /* the limit: nrecv the responder can take */
+    bool cred_unlimited; /* credit code 31 */
 
     /* responder */
     uint32_t epsn, msn;
@@ -408,7 +428,58 @@ static bool sn_rc_outstanding(const struct sn_rc *rc)
     return roce_psn_diff(rc->tx_psn, rc->una) > 0;
 }
 
-/* Transmits what the window allows; arms the ACK timer. */
+/*
+ * May message m go out now? Only its first transmission asks the credits:
+ * a message sent before was allowed then.
+ */
+static bool sn_rc_may_start(struct sn_qp *qp, const struct sn_rc_msg *m)
+{
+    struct sn_rc *rc = qp->rc;
+
+    if (roce_psn_diff(m->ssn, rc->sent_ssn) <= 0 || !m->recv ||
+        rc->cred_unlimited || (int32_t)(m->nrecv - rc->cred_nrecv) <= 0 ||
+        rc->acked_nrecv + 1 == m->nrecv)
+        return true;
+    if (rc->held_ssn != m->ssn) {
+        rc->held_ssn = m->ssn;
+        sn_stat(&qp->dev->eng->roce->st.credit_waits);
+    }
+    return false;
+}
+
+/*
+ * The credit count of an ACK, atomic ACK or READ response (AETH with an
+ * ACK syndrome): receives for cred_nrecv messages, counting from the
+ * message its MSN names. Older counts, and MSNs of messages not sent, are
+ * ignored.
+ */
+static void sn_rc_credit(struct sn_rc *rc, const struct roce_hdr *h)
+{
+    uint8_t code = h->syndrome & 0x1f;
+    uint32_t base;
+
+    if (roce_psn_diff(h->msn, rc->cred_msn) < 0 ||
+        roce_psn_diff(h->msn, rc->sent_ssn) > 0)
+        return;
+    if (h->msn == rc->acked_ssn) {
+        base = rc->acked_nrecv;
+    } else {
+        uint32_t i =
+            rc->q_head +
+            (uint32_t)roce_psn_diff(h->msn, rc->q[rc->q_head & rc->q_mask].ssn);
+
+        if (rc->q_head == rc->q_tail ||
+            roce_psn_diff(h->msn, rc->acked_ssn) < 0 ||
+            (int32_t)(i - rc->q_head) < 0 || (int32_t)(rc->q_tail - i) <= 0)
+            return;
+        base = rc->q[i & rc->q_mask].nrecv;
+    }
+    rc->cred_msn = h->msn;
+    rc->cred_unlimited = code == ROCE_CREDITS_INVALID;
+    rc->cred_nrecv = base + roce_credit_count(code);
+}
+
+/* Transmits what the window and the credits allow; arms the ACK timer. */
 static void sn_rc_push(struct sn_thread *t, struct sn_qp *qp)
 {
     struct sn_rc *rc = qp->rc;
@@ -422,6 +493,10 @@ static void sn_rc_push(struct sn_thread *t, struct sn_qp *qp)
             rc->tx_i++;
             continue;
         }
+        if (!sn_rc_may_start(qp, m))
+            break; /* in order: everything behind it waits too */
+        if (roce_psn_diff(m->ssn, rc->sent_ssn) > 0)
+            rc->sent_ssn = m->ssn;
         sn_rc_send_req(qp, m);
         if (roce_psn_diff(rc->tx_psn, m->psn + m->npkt) >= 0)
             rc->tx_i++;
@@ -501,6 +576,8 @@ static void sn_rc_retire(struct sn_thread *t, struct sn_qp *qp)
         if (rd ? !m->done : roce_psn_diff(rc->una, m->psn + m->npkt) < 0)
             break;
         rc->q_head++;
+        rc->acked_ssn = m->ssn;
+        rc->acked_nrecv = m->nrecv;
         if ((int32_t)(rc->tx_i - rc->q_head) < 0) {
             /* went back before an answered READ: nothing to resend */
             rc->tx_i = rc->q_head;
@@ -628,6 +705,8 @@ static bool sn_rc_read_resp(struct sn_thread *t, struct sn_qp *qp,
         return false;
     if (m->have[k / 8] & (1u << (k % 8)))
         return false; /* a copy from a request asked again */
+    if (f & ROCE_F_AETH)
+        sn_rc_credit(rc, h);
     /* The responder is alive: asking again now would only queue another
      * copy of the response behind the one still arriving. */
     sn_rc_arm(t, rc, sn_now_ns() + rc->rto_ns);
@@ -668,6 +747,7 @@ static bool sn_rc_response(struct sn_thread *t, struct sn_qp *qp,
         if (!m || !sn_rc_is_rd(m->req->h.type) ||
             m->req->h.type == SN_PKT_READ || m->done)
             return false;
+        sn_rc_credit(rc, h);
         if (sn_rc_acked_upto(t, qp, h->psn)) {
             m->orig = h->orig;
             m->done = true;
@@ -682,6 +762,7 @@ static bool sn_rc_response(struct sn_thread *t, struct sn_qp *qp,
         return false;
     switch (syn & 0xe0) {
     case ROCE_AETH_ACK:
+        sn_rc_credit(rc, h);
         sn_rc_acked_upto(t, qp, sn_psn(h->psn + 1));
         return true;
     case ROCE_AETH_RNR:
@@ -1125,6 +1206,10 @@ void sn_rc_output(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
                       ? 1
                       : sn_rc_npkt(rc, p->h.len);
         rc->npsn = sn_psn(rc->npsn + m->npkt);
+        m->recv = p->h.type == SN_PKT_SEND || p->h.type == SN_PKT_SEND_IMM ||
+                  p->h.type == SN_PKT_WRITE_IMM;
+        rc->ssn = m->ssn = sn_psn(rc->ssn + 1);
+        rc->nrecv = m->nrecv = rc->nrecv + m->recv;
         sn_rc_push(t, qp);
         return;
     default: /* ERR: RoCE has no such packet; the peer finds out by itself */

@@ -50,8 +50,10 @@ struct sn_roce_stats {
     uint64_t timeouts; /* ACK timeouts */
     uint64_t seq_naks_rx, seq_naks_tx;
     uint64_t rnr_naks_rx, rnr_naks_tx;
-    uint64_t dups_rx; /* duplicate requests answered */
-    uint64_t errors;  /* QPs failed by the transport */
+    uint64_t dups_rx;      /* duplicate requests answered */
+    uint64_t credit_waits; /* SENDs held until the responder had receives */
+    uint64_t raw_in;       /* datagrams the raw socket delivered */
+    uint64_t errors;       /* QPs failed by the transport */
     uint64_t drops[SN_RC_DROP_N];
 };
 
