@@ -79,7 +79,7 @@ struct sn_rc_msg {
 
 struct sn_rc {
     struct sn_qp *qp;
-    struct sockaddr_in peer;
+    union sn_sockaddr peer;
     uint8_t peer_gid[16];
     uint32_t mtu;
     uint64_t rto_ns;
@@ -180,7 +180,8 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     uint16_t udp = be16_to_cpu(remote->udp_port);
     struct sn_rc *rc;
 
-    if (!port || !(remote->flags & RNIC_ADDR_GID) || !sn_gid_v4(remote->gid))
+    if (!port || !(remote->flags & RNIC_ADDR_GID) ||
+        sn_gid_v4(remote->gid) != (port->local.sa.sa_family == AF_INET))
         return -EHOSTUNREACH;
     rc = calloc(1, sizeof(*rc));
     if (!rc)
@@ -192,9 +193,15 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     }
     rc->q_mask = nq - 1;
     rc->qp = qp;
-    rc->peer.sin_family = AF_INET;
-    rc->peer.sin_port = htons(udp ? udp : RNIC_ROCE_PORT);
-    memcpy(&rc->peer.sin_addr, remote->gid + 12, 4);
+    if (port->local.sa.sa_family == AF_INET) {
+        rc->peer.v4.sin_family = AF_INET;
+        rc->peer.v4.sin_port = htons(udp ? udp : RNIC_ROCE_PORT);
+        memcpy(&rc->peer.v4.sin_addr, remote->gid + 12, 4);
+    } else {
+        rc->peer.v6.sin6_family = AF_INET6;
+        rc->peer.v6.sin6_port = htons(udp ? udp : RNIC_ROCE_PORT);
+        memcpy(&rc->peer.v6.sin6_addr, remote->gid, 16);
+    }
     memcpy(rc->peer_gid, remote->gid, 16);
     if (!mtu || mtu > rnic_mtu_bytes(port->mtu))
         mtu = rnic_mtu_bytes(port->mtu);
@@ -231,32 +238,47 @@ void sn_rc_free(struct sn_qp *qp)
 
 /* ---- sending ---------------------------------------------------------- */
 
-/*
- * The IPv4 and UDP headers the kernel will put in front of n bytes of
- * BTH..ICRC sent from our UDP socket (ID 0: unconnected socket, DF set),
- * for the ICRC. Masked fields stay 0; roce_icrc() sets them to ones.
- */
-static void sn_rc_pseudo(const struct sn_roce_port *port,
-                         const struct sockaddr_in *dst, uint8_t src_first,
-                         size_t n, uint8_t *ip, uint8_t *udp)
+static socklen_t sn_sa_len(const union sn_sockaddr *a)
 {
-    uint16_t tot = htons((uint16_t)(20 + ROCE_UDP_LEN + n));
-    uint16_t ulen = htons((uint16_t)(ROCE_UDP_LEN + n));
-    uint16_t df = htons(IP_DF), sport = htons(port->port);
+    return a->sa.sa_family == AF_INET ? sizeof(a->v4) : sizeof(a->v6);
+}
 
+/*
+ * The IP and UDP headers the kernel will put in front of n bytes of
+ * BTH..ICRC sent from our UDP socket to dst, for the ICRC (IPv4: ID 0,
+ * an unconnected socket's, and DF set). Fields the ICRC masks stay 0;
+ * roce_icrc() sets them to ones. Returns the IP header's length.
+ */
+static size_t sn_rc_pseudo(const struct sn_roce_port *port,
+                           const union sn_sockaddr *dst, size_t n, uint8_t *ip,
+                           uint8_t *udp)
+{
+    uint16_t ulen = htons((uint16_t)(ROCE_UDP_LEN + n));
+    uint16_t tot = htons((uint16_t)(20 + ROCE_UDP_LEN + n));
+    uint16_t sport = htons(port->port), df = htons(IP_DF);
+
+    memcpy(udp, &sport, 2);
+    memcpy(udp + 4, &ulen, 2);
+    udp[6] = udp[7] = 0;
+    if (dst->sa.sa_family == AF_INET6) {
+        memset(ip, 0, 40);
+        ip[0] = 0x60;
+        memcpy(ip + 4, &ulen, 2); /* payload length: UDP and on */
+        ip[6] = IPPROTO_UDP;
+        memcpy(ip + 8, &port->local.v6.sin6_addr, 16);
+        memcpy(ip + 24, &dst->v6.sin6_addr, 16);
+        memcpy(udp + 2, &dst->v6.sin6_port, 2);
+        return 40;
+    }
     memset(ip, 0, 20);
     ip[0] = 0x45;
     memcpy(ip + 2, &tot, 2);
     memcpy(ip + 6, &df, 2);
     ip[9] = IPPROTO_UDP;
-    if (src_first) {
-        memcpy(ip + 12, &port->local.sin_addr, 4);
-        memcpy(ip + 16, &dst->sin_addr, 4);
-    }
-    memcpy(udp, &sport, 2);
-    memcpy(udp + 2, &dst->sin_port, 2);
-    memcpy(udp + 4, &ulen, 2);
-    udp[6] = udp[7] = 0;
+    memcpy(ip + 12, &port->local.v4.sin_addr, 4);
+    memcpy(ip + 16, &dst->v4.sin_addr, 4);
+    memcpy(udp + 2, &dst->v4.sin_port, 2);
+    return 20;
 }
 
 /* Encodes h (+ payload), adds the ICRC and sends it to the peer. */
@@ -265,8 +287,8 @@ static void sn_rc_xmit(struct sn_qp *qp, struct roce_hdr *h,
 {
     struct sn_roce_port *port = qp->dev->eng->roce;
     struct sn_rc *rc = qp->rc;
-    uint8_t buf[SN_RC_MAX_PKT], ip[20], udp[ROCE_UDP_LEN];
-    size_t n;
+    uint8_t buf[SN_RC_MAX_PKT], ip[40], udp[ROCE_UDP_LEN];
+    size_t n, il;
 
     h->pkey = ROCE_DEFAULT_PKEY;
     h->dqpn = qp->peer_qpn;
@@ -274,11 +296,11 @@ static void sn_rc_xmit(struct sn_qp *qp, struct roce_hdr *h,
     n = roce_encode(buf, sizeof(buf), h, payload, len);
     if (!n)
         return;
-    sn_rc_pseudo(port, &rc->peer, 1, n, ip, udp);
+    il = sn_rc_pseudo(port, &rc->peer, n, ip, udp);
     roce_icrc_put(buf + n - ROCE_ICRC_LEN,
-                  roce_icrc(ip, sizeof(ip), udp, buf, n - ROCE_ICRC_LEN));
-    if (sendto(port->udp_fd, buf, n, 0, (const struct sockaddr *)&rc->peer,
-               sizeof(rc->peer)) == (ssize_t)n)
+                  roce_icrc(ip, il, udp, buf, n - ROCE_ICRC_LEN));
+    if (sendto(port->udp_fd, buf, n, 0, &rc->peer.sa, sn_sa_len(&rc->peer)) ==
+        (ssize_t)n)
         sn_stat(&port->st.tx_pkts);
 }
 
@@ -1286,8 +1308,8 @@ void sn_rc_reset(struct sn_thread *t, struct sn_qp *qp)
 /* ---- the port --------------------------------------------------------- */
 
 /*
- * Checks one IPv4 datagram from the raw socket: ours (destination address
- * and UDP port), whole, and its ICRC right. Returns the BTH offset, or -1.
+ * Checks one datagram (IP header on): ours (destination address and UDP
+ * port), whole, and its ICRC right. Returns the BTH offset, or -1.
  */
 static int sn_roce_check(struct sn_roce_port *port, const uint8_t *b, size_t n,
                          size_t *bth_len)
@@ -1297,12 +1319,21 @@ static int sn_roce_check(struct sn_roce_port *port, const uint8_t *b, size_t n,
     const uint8_t *bth;
     size_t bl;
 
-    if (n < 20 || (b[0] >> 4) != 4 || b[9] != IPPROTO_UDP)
-        return -1;
-    ihl = (size_t)(b[0] & 0xf) * 4;
-    tot = (size_t)b[2] << 8 | b[3];
-    if (ihl < 20 || tot > n || tot < ihl + ROCE_UDP_LEN ||
-        memcmp(b + 16, &port->local.sin_addr, 4) != 0)
+    if (port->local.sa.sa_family == AF_INET6) {
+        if (n < 40 + ROCE_UDP_LEN || (b[0] >> 4) != 6 || b[6] != IPPROTO_UDP ||
+            memcmp(b + 24, &port->local.v6.sin6_addr, 16) != 0)
+            return -1;
+        ihl = 40;
+        tot = ihl + ((size_t)b[4] << 8 | b[5]);
+    } else {
+        if (n < 20 || (b[0] >> 4) != 4 || b[9] != IPPROTO_UDP)
+            return -1;
+        ihl = (size_t)(b[0] & 0xf) * 4;
+        tot = (size_t)b[2] << 8 | b[3];
+        if (ihl < 20 || memcmp(b + 16, &port->local.v4.sin_addr, 4) != 0)
+            return -1;
+    }
+    if (tot > n || tot < ihl + ROCE_UDP_LEN)
         return -1;
     dport = (uint16_t)(b[ihl + 2] << 8 | b[ihl + 3]);
     if (dport != port->port)
@@ -1340,9 +1371,13 @@ static struct sn_pkt *sn_roce_wrap(const uint8_t *ip, const uint8_t *bth,
     p->h.type = SN_PKT_WIRE;
     p->h.dst_qpn = dqpn;
     p->h.len = (uint32_t)bl;
-    memset(p->data, 0, 10);
-    p->data[10] = p->data[11] = 0xff;
-    memcpy(p->data + 12, ip + 12, 4); /* the IPv4 source as a GID */
+    if ((ip[0] >> 4) == 6) {
+        memcpy(p->data, ip + 8, 16); /* the IPv6 source is the GID */
+    } else {
+        memset(p->data, 0, 10);
+        p->data[10] = p->data[11] = 0xff;
+        memcpy(p->data + 12, ip + 12, 4); /* the IPv4 source, mapped */
+    }
     memcpy(p->data + SN_RC_GID_LEN, bth, bl);
     return p;
 }
@@ -1386,6 +1421,39 @@ static void sn_roce_pass(struct sn_roce_port *port, struct sn_pkt *p,
     }
 }
 
+/*
+ * Reads one datagram with its IP and UDP headers into buf: from the raw
+ * socket (IPv4), or from the UDP socket with the IPv6 and UDP headers
+ * written in front as the ICRC sees them (what it masks left 0). Returns
+ * the length or -1 (errno).
+ */
+static ssize_t sn_roce_recv(struct sn_roce_port *port, uint8_t *buf, size_t cap)
+{
+    enum { HL = 40 + ROCE_UDP_LEN };
+    struct sockaddr_in6 src;
+    socklen_t sl = sizeof(src);
+    uint16_t plen, dport = htons(port->port);
+    ssize_t n;
+
+    if (port->raw_fd >= 0)
+        return recv(port->raw_fd, buf, cap, 0);
+    n = recvfrom(port->udp_fd, buf + HL, cap - HL, 0, (struct sockaddr *)&src,
+                 &sl);
+    if (n < 0 || sl < sizeof(src) || n > 0xffff - ROCE_UDP_LEN)
+        return n < 0 ? n : 0;
+    plen = htons((uint16_t)(n + ROCE_UDP_LEN));
+    memset(buf, 0, HL);
+    buf[0] = 0x60;
+    memcpy(buf + 4, &plen, 2);
+    buf[6] = IPPROTO_UDP;
+    memcpy(buf + 8, &src.sin6_addr, 16);
+    memcpy(buf + 24, &port->local.v6.sin6_addr, 16);
+    memcpy(buf + 40, &src.sin6_port, 2);
+    memcpy(buf + 42, &dport, 2);
+    memcpy(buf + 44, &plen, 2);
+    return n + HL;
+}
+
 /* The receive thread: datagrams -> SN_PKT_WIRE packets for thread 0. */
 static void *sn_roce_rx(void *arg)
 {
@@ -1394,7 +1462,10 @@ static void *sn_roce_rx(void *arg)
     struct sn_pkt *held = NULL;
 
     while (!load_acquire(&port->stop)) {
-        struct pollfd pfd = {.fd = port->raw_fd, .events = POLLIN};
+        struct pollfd pfd = {
+            .fd = port->raw_fd >= 0 ? port->raw_fd : port->udp_fd,
+            .events = POLLIN,
+        };
         struct roce_hdr h;
         ssize_t n;
         size_t bl;
@@ -1405,12 +1476,12 @@ static void *sn_roce_rx(void *arg)
             sn_roce_pass(port, NULL, &held);
             continue;
         }
-        n = recv(port->raw_fd, buf, sizeof(buf), 0);
-
+        n = sn_roce_recv(port, buf, sizeof(buf));
         if (n < 0) { /* EINTR, or the timeout: look at stop */
             sn_roce_pass(port, NULL, &held);
             continue;
         }
+        sn_stat(&port->st.raw_in);
         off = sn_roce_check(port, buf, (size_t)n, &bl);
         if (off < 0)
             continue;
@@ -1448,29 +1519,146 @@ static void sn_roce_faults_env(struct sn_roce_faults *f)
     }
 }
 
-static int sn_roce_parse(const char *addr, struct sockaddr_in *sa)
+/*
+ * Parses "A.B.C.D[:PORT]", "X:..:Y" or "[X:..:Y][:PORT]" (port 4791 by
+ * default) into sa: a unicast address that names one interface (not the
+ * unspecified, IPv4-mapped or link-local ones). 0 or -EINVAL.
+ */
+static int sn_roce_parse(const char *addr, union sn_sockaddr *sa)
 {
-    char host[64];
-    const char *colon = strrchr(addr, ':');
-    size_t hl = colon ? (size_t)(colon - addr) : strlen(addr);
+    char host[INET6_ADDRSTRLEN];
+    const char *h = addr, *port_s = NULL, *colon = strchr(addr, ':');
+    long port = RNIC_ROCE_PORT;
+    size_t hl;
 
-    memset(sa, 0, sizeof(*sa));
-    sa->sin_family = AF_INET;
-    sa->sin_port = htons(RNIC_ROCE_PORT);
+    if (addr[0] == '[') {
+        const char *end = strchr(addr, ']');
+
+        if (!end || (end[1] && end[1] != ':'))
+            return -EINVAL;
+        h = addr + 1;
+        hl = (size_t)(end - h);
+        port_s = end[1] ? end + 2 : NULL;
+    } else if (colon && strchr(colon + 1, ':')) { /* bare IPv6: no port */
+        hl = strlen(addr);
+    } else {
+        hl = colon ? (size_t)(colon - addr) : strlen(addr);
+        port_s = colon ? colon + 1 : NULL;
+    }
     if (hl >= sizeof(host))
         return -EINVAL;
-    memcpy(host, addr, hl);
+    memcpy(host, h, hl);
     host[hl] = 0;
-    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1 ||
-        sa->sin_addr.s_addr == htonl(INADDR_ANY))
-        return -EINVAL;
-    if (colon) {
+    if (port_s) {
         char *end;
-        long port = strtol(colon + 1, &end, 10);
 
-        if (*end || port < 1 || port > 65535)
+        port = strtol(port_s, &end, 10);
+        if (!*port_s || *end || port < 1 || port > 65535)
             return -EINVAL;
-        sa->sin_port = htons((uint16_t)port);
+    }
+    memset(sa, 0, sizeof(*sa));
+    if (inet_pton(AF_INET, host, &sa->v4.sin_addr) == 1) {
+        if (sa->v4.sin_addr.s_addr == htonl(INADDR_ANY))
+            return -EINVAL;
+        sa->v4.sin_family = AF_INET;
+        sa->v4.sin_port = htons((uint16_t)port);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &sa->v6.sin6_addr) != 1 ||
+        IN6_IS_ADDR_UNSPECIFIED(&sa->v6.sin6_addr) ||
+        IN6_IS_ADDR_V4MAPPED(&sa->v6.sin6_addr) ||
+        IN6_IS_ADDR_LINKLOCAL(&sa->v6.sin6_addr))
+        return -EINVAL;
+    sa->v6.sin6_family = AF_INET6;
+    sa->v6.sin6_port = htons((uint16_t)port);
+    return 0;
+}
+
+/*
+ * The raw socket's filter: only UDP datagrams to the endpoint's address
+ * and port reach it, not every UDP datagram of the host (classic BPF;
+ * the program sees the packet from the IPv4 header on).
+ */
+static int sn_roce_raw_filter(const struct sn_roce_port *port)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 9), /* protocol */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 6),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16), /* destination address */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                 ntohl(port->local.v4.sin_addr.s_addr), 0, 4),
+        BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0), /* X = IPv4 header length */
+        BPF_STMT(BPF_LD | BPF_H | BPF_IND, 2),  /* UDP destination port */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, port->port, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, 0xffff), /* the whole datagram */
+        BPF_STMT(BPF_RET | BPF_K, 0),
+    };
+    struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+    uint8_t b[64];
+
+    if (setsockopt(port->raw_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+                   sizeof(prog)) < 0)
+        return -errno;
+    /* What arrived before the filter did */
+    while (recv(port->raw_fd, b, sizeof(b), MSG_DONTWAIT) >= 0)
+        ;
+    return 0;
+}
+
+/*
+ * The sockets of an IPv4 endpoint: the UDP socket only keeps the port
+ * ours (no ICMP unreachable) and sends; what it would receive, the raw
+ * socket reads with the IP header.
+ */
+static int sn_roce_open4(struct sn_roce_port *port, char *err, size_t errlen)
+{
+    struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+    struct sock_fprog prog = {.len = 1, .filter = &drop};
+    int pmtu = IP_PMTUDISC_DO, rc;
+
+    port->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (port->udp_fd < 0 ||
+        bind(port->udp_fd, &port->local.sa, sizeof(port->local.v4)) < 0 ||
+        setsockopt(port->udp_fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
+                   sizeof(pmtu)) < 0 ||
+        setsockopt(port->udp_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+                   sizeof(prog)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "UDP socket: %s", strerror(-rc));
+        return rc;
+    }
+    port->raw_fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
+    if (port->raw_fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen,
+                 "raw socket (needs CAP_NET_RAW: the ICRC covers the IP "
+                 "header): %s",
+                 strerror(-rc));
+        return rc;
+    }
+    rc = sn_roce_raw_filter(port);
+    if (rc < 0) {
+        snprintf(err, errlen, "raw socket filter: %s", strerror(-rc));
+        return rc;
+    }
+    return 0;
+}
+
+/* The socket of an IPv6 endpoint: UDP, sends and receives. */
+static int sn_roce_open6(struct sn_roce_port *port, char *err, size_t errlen)
+{
+    int on = 1, pmtu = IPV6_PMTUDISC_DO, rc;
+
+    port->udp_fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (port->udp_fd < 0 ||
+        setsockopt(port->udp_fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)) <
+            0 ||
+        bind(port->udp_fd, &port->local.sa, sizeof(port->local.v6)) < 0 ||
+        setsockopt(port->udp_fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu,
+                   sizeof(pmtu)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "UDP socket: %s", strerror(-rc));
+        return rc;
     }
     return 0;
 }
@@ -1478,13 +1666,10 @@ static int sn_roce_parse(const char *addr, struct sockaddr_in *sa)
 int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
                    char *err, size_t errlen)
 {
-    /* The UDP socket only keeps the port ours (no ICMP unreachable) and
-     * sends; what it would receive, the raw socket reads with headers. */
-    struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
-    struct sock_fprog prog = {.len = 1, .filter = &drop};
     struct timeval tv = {0, 100000};
-    int pmtu = IP_PMTUDISC_DO, buf = 16 << 20;
+    int buf = 16 << 20, rfd;
     struct sn_roce_port *port;
+    char why[160];
     int rc;
 
     if (!rnic_mtu_bytes(mtu)) {
@@ -1500,54 +1685,48 @@ int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
     port->udp_fd = port->raw_fd = -1;
     if (sn_roce_parse(addr, &port->local) < 0) {
         snprintf(err, errlen,
-                 "--listen %s: want an IPv4 address A.B.C.D[:PORT] (IPv6 is "
-                 "not supported yet)",
+                 "--listen %s: want A.B.C.D[:PORT], or an IPv6 address "
+                 "X:..:Y or [X:..:Y]:PORT (not ::, IPv4-mapped or "
+                 "link-local)",
                  addr);
         rc = -EINVAL;
         goto free_port;
     }
-    port->port = ntohs(port->local.sin_port);
-    port->gid[10] = port->gid[11] = 0xff;
-    memcpy(port->gid + 12, &port->local.sin_addr, 4);
-    port->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (port->udp_fd < 0 ||
-        bind(port->udp_fd, (struct sockaddr *)&port->local,
-             sizeof(port->local)) < 0 ||
-        setsockopt(port->udp_fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
-                   sizeof(pmtu)) < 0 ||
-        setsockopt(port->udp_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
-                   sizeof(prog)) < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "UDP socket on %s: %s", addr, strerror(errno));
-        goto close_udp;
+    if (port->local.sa.sa_family == AF_INET) {
+        port->port = ntohs(port->local.v4.sin_port);
+        port->gid[10] = port->gid[11] = 0xff;
+        memcpy(port->gid + 12, &port->local.v4.sin_addr, 4);
+        rc = sn_roce_open4(port, why, sizeof(why));
+    } else {
+        port->port = ntohs(port->local.v6.sin6_port);
+        memcpy(port->gid, &port->local.v6.sin6_addr, 16);
+        rc = sn_roce_open6(port, why, sizeof(why));
     }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", addr, why);
+        goto close_socks;
+    }
+    rfd = port->raw_fd >= 0 ? port->raw_fd : port->udp_fd;
     setsockopt(port->udp_fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf));
-    port->raw_fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
-    if (port->raw_fd < 0 || setsockopt(port->raw_fd, SOL_SOCKET, SO_RCVTIMEO,
-                                       &tv, sizeof(tv)) < 0) {
+    if (setsockopt(rfd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) < 0)
+        setsockopt(rfd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+    if (setsockopt(rfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
         rc = -errno;
-        snprintf(err, errlen,
-                 "raw socket (needs CAP_NET_RAW: the ICRC covers the IP "
-                 "header): %s",
-                 strerror(errno));
-        goto close_raw;
+        snprintf(err, errlen, "%s: receive timeout: %s", addr, strerror(errno));
+        goto close_socks;
     }
-    if (setsockopt(port->raw_fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf,
-                   sizeof(buf)) < 0)
-        setsockopt(port->raw_fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
     e->roce = port;
     rc = -pthread_create(&port->rx, NULL, sn_roce_rx, port);
     if (rc) {
         e->roce = NULL;
         snprintf(err, errlen, "receive thread: %s", strerror(-rc));
-        goto close_raw;
+        goto close_socks;
     }
     return 0;
 
-close_raw:
+close_socks:
     if (port->raw_fd >= 0)
         close(port->raw_fd);
-close_udp:
     if (port->udp_fd >= 0)
         close(port->udp_fd);
 free_port:
@@ -1563,7 +1742,8 @@ void sn_roce_close(struct sn_engine *e)
         return;
     store_release(&port->stop, 1);
     pthread_join(port->rx, NULL);
-    close(port->raw_fd);
+    if (port->raw_fd >= 0)
+        close(port->raw_fd);
     close(port->udp_fd);
     e->roce = NULL;
     free(port);

@@ -69,14 +69,24 @@ struct sn_roce_faults {
     uint64_t rng;
 };
 
+/* An IPv4 or IPv6 socket address (sa.sa_family says which). */
+union sn_sockaddr {
+    struct sockaddr sa;
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+};
+
 struct sn_roce_port {
     struct sn_engine *eng;
     struct sn_roce_faults faults;
-    int udp_fd; /* bound to the listen address: sends; its input is filtered
-                   away (the raw socket reads it, with the IP header) */
-    int raw_fd; /* IPv4 raw socket, IPPROTO_UDP: whole datagrams */
-    struct sockaddr_in local;
-    uint8_t gid[16]; /* ::ffff:a.b.c.d */
+    /* Bound to the listen address; sends. IPv4: its input is filtered
+     * away (the raw socket reads it, with the IP header the ICRC covers);
+     * IPv6: it receives too (the ICRC covers no field of the IPv6 header
+     * that the socket does not tell: the rest counts as ones). */
+    int udp_fd;
+    int raw_fd; /* IPv4 raw socket, IPPROTO_UDP: whole datagrams; or -1 */
+    union sn_sockaddr local;
+    uint8_t gid[16]; /* the IPv6 address, or IPv4 as ::ffff:a.b.c.d */
     uint16_t port;   /* host order */
     uint8_t mtu;     /* enum ibv_mtu code offered in addresses */
     pthread_t rx;
@@ -85,11 +95,13 @@ struct sn_roce_port {
 };
 
 /*
- * Opens the engine's RoCEv2 endpoint on addr ("A.B.C.D" or "A.B.C.D:PORT",
- * port 4791 by default) with path MTU mtu (enum ibv_mtu code, 1..5) and
- * starts its receive thread. Needs CAP_NET_RAW (the raw socket that shows
- * the IP header the ICRC covers). Call once, before applications attach.
- * Returns 0 or -errno; err receives a message.
+ * Opens the engine's RoCEv2 endpoint on addr ("A.B.C.D[:PORT]", or an
+ * IPv6 address "X:..:Y" or "[X:..:Y]:PORT"; port 4791 by default; not
+ * the unspecified, IPv4-mapped or link-local addresses) with path MTU
+ * mtu (enum ibv_mtu code, 1..5) and starts its receive thread. IPv4
+ * needs CAP_NET_RAW (the raw socket that shows the IP header the ICRC
+ * covers). Call once, before applications attach. Returns 0 or -errno;
+ * err receives a message.
  */
 int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
                    char *err, size_t errlen);
@@ -106,7 +118,7 @@ bool sn_roce_addr_local(const struct sn_engine *e,
 /*
  * Connects qp (RESET, control lock held) to the QP at remote on another
  * host: allocates its transport state. 0, -EHOSTUNREACH (no endpoint, or
- * another address family), -EINVAL (malformed address), -ENOMEM.
+ * a GID of the other address family than the endpoint's), -ENOMEM.
  */
 int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote);
 /* Frees qp's transport state (the QP is being freed, engine synced). */
