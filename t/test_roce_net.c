@@ -121,6 +121,17 @@ static struct rnic_wc one(struct rnic_cq *cq, int st)
     return wc;
 }
 
+/* Posts and rings a SEND of len bytes from A's memory on q. */
+static void send_a(struct tq *q, uint32_t len)
+{
+    struct tw w;
+
+    tw_ctrl(&w, MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_data(&w, len, A.mr->lkey, A.mem);
+    tq_post(q, &w);
+    tq_ring(q);
+}
+
 static const uint32_t sizes[] = {0,    1,    255,   256,   1023,   1024,
                                  1025, 4096, 12345, 65536, 262144, BIG};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
@@ -398,16 +409,12 @@ START_TEST(send_too_long_is_invalid_request)
 {
     struct tq a, b;
     struct rnic_sge sge = {(uintptr_t)B.mem, 100, B.mr->lkey};
-    struct tw w;
 
     qp_make(&a, &A, 0, 7, 7);
     qp_make(&b, &B, 4, 7, 7);
     tq_connect(&a, &b);
     ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, 1), 0);
-    tw_ctrl(&w, MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE);
-    tw_data(&w, 3000, A.mr->lkey, A.mem);
-    tq_post(&a, &w);
-    tq_ring(&a);
+    send_a(&a, 3000);
     one(A.scq, RNIC_WC_REM_INV_REQ_ERR);
     one(B.rcq, RNIC_WC_LOC_LEN_ERR);
 }
@@ -692,10 +699,7 @@ START_TEST(forged_endless_send)
     /* The real requester's SEND into b2 goes through. */
     fill(A.mem, 5000, 3);
     ck_assert_int_eq(rnic_post_recv(b2.qp, &sge2, 1, 2), 0);
-    tw_ctrl(&w, MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE);
-    tw_data(&w, 5000, A.mr->lkey, A.mem);
-    tq_post(&a2, &w);
-    tq_ring(&a2);
+    send_a(&a2, 5000);
     one(A.scq, RNIC_WC_SUCCESS);
     ck_assert_int_eq(one(B.rcq, RNIC_WC_SUCCESS).byte_len, 5000);
     ck_assert(memcmp(A.mem, B.mem + BIG, 5000) == 0);
