@@ -289,7 +289,8 @@ check "--listen refuses malformed and ambiguous addresses" bad_listen
 
 # 7. IPv6: GIDs that are the hosts' IPv6 addresses, UDP/IPv6, the ICRC
 # over the IPv6 pseudo-header. Every opcode and error path (both forms of
-# --listen), then 2% loss; tshark decodes what was captured on B's link.
+# --listen), rdn-pingpong both ways, then 2% loss; tshark decodes what
+# was captured on B's link.
 start_nicd a "$NA" fd77::1 && start_nicd b "$NB" "[fd77::2]:4791" || exit 1
 if command -v tshark >/dev/null; then
     ip netns exec "$NB" tshark -i "${tag}y" -c 3000 -w "$dir/v6.pcap" \
@@ -301,6 +302,10 @@ if command -v tshark >/dev/null; then
     done
 fi
 check "ops and errors over IPv6" run_ops env
+check "rdn-pingpong -s 10000 over IPv6, server on A" \
+    pingpong "$NA" "$dir/a.sock" "$NB" "$dir/b.sock" fd77::1 10000
+check "rdn-pingpong -s 10000 over IPv6, server on B" \
+    pingpong "$NB" "$dir/b.sock" "$NA" "$dir/a.sock" fd77::2 10000
 tshark_v6() { # (RPC-over-RDMA's heuristic throws on empty SENDs: off)
     pid=$(cat "$dir/tshark.pid")
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

@@ -181,14 +181,15 @@ static int pp_read_full(int fd, char *buf, size_t n)
     return 0;
 }
 
-static int pp_tcp(const struct pp_opts *o)
+/* The exchange's TCP connection over family (a server: its one client). */
+static int pp_tcp_family(const struct pp_opts *o, int family)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+    struct addrinfo hints = {.ai_family = family,
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = o->host ? 0 : AI_PASSIVE};
     struct addrinfo *res, *t;
     char service[16];
-    int fd = -1, one = 1;
+    int fd = -1, one = 1, zero = 0;
 
     snprintf(service, sizeof(service), "%d", o->port);
     if (getaddrinfo(o->host, service, &hints, &res) != 0)
@@ -198,6 +199,8 @@ static int pp_tcp(const struct pp_opts *o)
         if (fd < 0)
             continue;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (t->ai_family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
         if (o->host ? connect(fd, t->ai_addr, t->ai_addrlen) == 0
                     : bind(fd, t->ai_addr, t->ai_addrlen) == 0 &&
                           listen(fd, 1) == 0)
@@ -213,6 +216,21 @@ static int pp_tcp(const struct pp_opts *o)
         fd = c;
     }
     return fd;
+}
+
+/*
+ * A client connects to whatever its host resolves to; a server listens on
+ * :: (IPv4 clients too, mapped), or on 0.0.0.0 where IPv6 is off, so it
+ * serves a client over either family.
+ */
+static int pp_tcp(const struct pp_opts *o)
+{
+    int fd;
+
+    if (o->host)
+        return pp_tcp_family(o, AF_UNSPEC);
+    fd = pp_tcp_family(o, AF_INET6);
+    return fd >= 0 ? fd : pp_tcp_family(o, AF_INET);
 }
 
 /* Exchanges addresses as ibv_rc_pingpong does and connects the QP. */
