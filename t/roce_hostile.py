@@ -4,7 +4,7 @@
 
 Run by t/roce_net.sh inside the namespace of the daemon's peer:
   roce_hostile.py SRC DST COUNT QPN_LO QPN_HI
-sends COUNT packets from SRC to DST:4791: random bytes, truncated and
+sends COUNT packets from SRC to DST:4791 (IPv4 or IPv6 addresses): random bytes, truncated and
 oversized headers, unknown opcodes, bad ICRCs, and well-formed packets with
 a right ICRC (computed here, independently of softnic) to QPNs in
 [QPN_LO, QPN_HI) with PSNs anywhere, bad rkeys, DMA lengths up to 2^32-1,
@@ -26,17 +26,23 @@ import sys
 import zlib
 
 IP_MTU_DISCOVER = 10
+IPV6_MTU_DISCOVER = 23
 IP_PMTUDISC_DO = 2
 
 
 def icrc(src, dst, sport, dport, bth):
     """ICRC of a packet sent from an unconnected UDP socket with DF set
-    (IP ID 0): CRC-32 over 8 ones, the masked IPv4 and UDP headers, the
+    (IPv4: ID 0): CRC-32 over 8 ones, the masked IP and UDP headers, the
     BTH with byte 4 masked, and the rest."""
     n = len(bth) + 4
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0xFF, 20 + 8 + n, 0, 0x4000,
-                     0xFF, 17, 0xFFFF, socket.inet_aton(src),
-                     socket.inet_aton(dst))
+    if ":" in src:  # traffic class, flow label, hop limit masked
+        ip = (b"\x6f\xff\xff\xff" + struct.pack("!HBB", 8 + n, 17, 0xFF) +
+              socket.inet_pton(socket.AF_INET6, src) +
+              socket.inet_pton(socket.AF_INET6, dst))
+    else:
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0xFF, 20 + 8 + n, 0, 0x4000,
+                         0xFF, 17, 0xFFFF, socket.inet_aton(src),
+                         socket.inet_aton(dst))
     udp = struct.pack("!HHHH", sport, dport, 8 + n, 0xFFFF)
     b = bytearray(bth)
     if len(b) > 4:
@@ -71,11 +77,20 @@ def forged(rng, lo, hi):
     return h
 
 
-def flood(src, dst, qpn, psn, mtu, total):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
+def udp_socket(src):
+    """A UDP socket bound to src that never fragments; its port."""
+    if ":" in src:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IPV6, IPV6_MTU_DISCOVER, IP_PMTUDISC_DO)
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
     s.bind((src, 0))
-    sport = s.getsockname()[1]
+    return s, s.getsockname()[1]
+
+
+def flood(src, dst, qpn, psn, mtu, total):
+    s, sport = udp_socket(src)
     payload = os.urandom(mtu)
     sent = 0
     for k in range(max(1, total // mtu)):
@@ -95,10 +110,7 @@ def main():
     src, dst = sys.argv[1], sys.argv[2]
     count, lo, hi = int(sys.argv[3]), int(sys.argv[4], 0), int(sys.argv[5], 0)
     rng = random.Random(1234)
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
-    s.bind((src, 0))
-    sport = s.getsockname()[1]
+    s, sport = udp_socket(src)
     sent = 0
     for i in range(count):
         kind = i % 5

@@ -289,8 +289,8 @@ check "--listen refuses malformed and ambiguous addresses" bad_listen
 
 # 7. IPv6: GIDs that are the hosts' IPv6 addresses, UDP/IPv6, the ICRC
 # over the IPv6 pseudo-header. Every opcode and error path (both forms of
-# --listen), rdn-pingpong both ways, then 2% loss; tshark decodes what
-# was captured on B's link.
+# --listen; tshark decodes what was captured on B's link), rdn-pingpong
+# both ways, hostile packets, then 2% loss.
 start_nicd a "$NA" fd77::1 && start_nicd b "$NB" "[fd77::2]:4791" || exit 1
 if command -v tshark >/dev/null; then
     ip netns exec "$NB" tshark -i "${tag}y" -c 3000 -w "$dir/v6.pcap" \
@@ -302,10 +302,6 @@ if command -v tshark >/dev/null; then
     done
 fi
 check "ops and errors over IPv6" run_ops env
-check "rdn-pingpong -s 10000 over IPv6, server on A" \
-    pingpong "$NA" "$dir/a.sock" "$NB" "$dir/b.sock" fd77::1 10000
-check "rdn-pingpong -s 10000 over IPv6, server on B" \
-    pingpong "$NB" "$dir/b.sock" "$NA" "$dir/a.sock" fd77::2 10000
 tshark_v6() { # (RPC-over-RDMA's heuristic throws on empty SENDs: off)
     pid=$(cat "$dir/tshark.pid")
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -321,6 +317,14 @@ tshark_v6() { # (RPC-over-RDMA's heuristic throws on empty SENDs: off)
 }
 [ -f "$dir/tshark.pid" ] && check "tshark decodes IPv6 RoCE packets" tshark_v6
 cat "$dir/v6.txt" 2>/dev/null
+check "rdn-pingpong -s 10000 over IPv6, server on A" \
+    pingpong "$NA" "$dir/a.sock" "$NB" "$dir/b.sock" fd77::1 10000
+check "rdn-pingpong -s 10000 over IPv6, server on B" \
+    pingpong "$NB" "$dir/b.sock" "$NA" "$dir/a.sock" fd77::2 10000
+check "hostile packets over IPv6" ip netns exec "$NA" python3 \
+    "$S/t/roce_hostile.py" fd77::1 fd77::2 20000 1 0x1000000
+check "daemon alive after hostile packets over IPv6" alive_and_dropped
+check "ops over IPv6 after hostile packets" run_ops env RDN_TEST_ROUNDS=1
 stop_nicd a; stop_nicd b
 start_nicd a "$NA" fd77::1 RDN_NICD_ROCE_FAULTS=loss=2 &&
 start_nicd b "$NB" fd77::2 RDN_NICD_ROCE_FAULTS=loss=2 || exit 1
