@@ -308,12 +308,12 @@ tshark_v6() { # (RPC-over-RDMA's heuristic throws on empty SENDs: off)
     kill "$pid" 2>/dev/null
     rm -f "$dir/tshark.pid"
     ts() { tshark -r "$dir/v6.pcap" --disable-protocol rpcordma "$@" 2>/dev/null; }
-    n=$(ts -Y "ipv6 && infiniband" | wc -l)
     all=$(ts | wc -l)
-    bad=$(ts -Y "_ws.malformed || _ws.expert.severity >= error" | wc -l)
-    echo "captured $all packets, $n decoded as RoCEv2 over IPv6, $bad malformed" |
+    bad=$(ts -Y "!(ipv6 && infiniband) || _ws.malformed ||
+        _ws.expert.severity >= error" | wc -l)
+    echo "captured $all packets; $bad not RoCEv2 over IPv6 or malformed" |
         tee "$dir/v6.txt"
-    [ "$n" -gt 100 ] && [ "$n" = "$all" ] && [ "$bad" = 0 ]
+    [ "$all" -gt 100 ] && [ "$bad" = 0 ]
 }
 [ -f "$dir/tshark.pid" ] && check "tshark decodes IPv6 RoCE packets" tshark_v6
 cat "$dir/v6.txt" 2>/dev/null
@@ -322,7 +322,7 @@ check "rdn-pingpong -s 10000 over IPv6, server on A" \
 check "rdn-pingpong -s 10000 over IPv6, server on B" \
     pingpong "$NB" "$dir/b.sock" "$NA" "$dir/a.sock" fd77::2 10000
 check "hostile packets over IPv6" ip netns exec "$NA" python3 \
-    "$S/t/roce_hostile.py" fd77::1 fd77::2 20000 1 0x1000000
+    "$S/t/roce_hostile.py" fd77::1 fd77::2 10000 1 0x1000000
 check "daemon alive after hostile packets over IPv6" alive_and_dropped
 check "ops over IPv6 after hostile packets" run_ops env RDN_TEST_ROUNDS=1
 stop_nicd a; stop_nicd b
