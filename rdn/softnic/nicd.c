@@ -44,7 +44,8 @@ struct nicd_opts {
     unsigned ncpus;
     int strict;
     unsigned spin_us;
-    unsigned idle_exit; /* seconds; 0 = never */
+    unsigned rc_timeout; /* ACK timeout code of QPs that set none */
+    unsigned idle_exit;  /* seconds; 0 = never */
     int status;
 };
 
@@ -127,7 +128,10 @@ static void usage(FILE *f)
         "                      ADDR: A.B.C.D[:PORT], X:..:Y or [X:..:Y]:PORT\n"
         "                      (IPv6; port default 4791; default:\n"
         "                      $RDN_NICD_LISTEN, else nowhere: QPs reach\n"
-        "                      only QPs of this daemon). IPv4 needs "
+        "                      only QPs of this daemon). 0.0.0.0: every IPv4\n"
+        "                      address of the host, each QP speaking from the\n"
+        "                      one its application gives it (memcached: the\n"
+        "                      one its client connected to). IPv4 needs "
         "CAP_NET_RAW.\n"
         "                      RoCE has no authentication beyond QPN, PSN and\n"
         "                      rkey: anyone who can send to ADDR can forge\n"
@@ -137,6 +141,10 @@ static void usage(FILE *f)
         "                      2048 or 4096; the link must carry it plus 60 "
         "bytes\n"
         "                      (80 over IPv6)\n"
+        "      --rc-timeout N  ACK timeout of QPs whose application sets "
+        "none:\n"
+        "                      4.096 us * 2^N, N 1..31 (default 14: 67 ms, as\n"
+        "                      verbs); retries run out after 7 in a row\n"
         "      --idle-exit S   exit after S seconds with no application and "
         "no\n"
         "                      persistent domain (default 0: never)\n"
@@ -170,7 +178,14 @@ static int parse_cpus(const char *s, struct nicd_opts *o)
 
 static int parse_args(int argc, char **argv, struct nicd_opts *o)
 {
-    enum { OPT_SPIN = 256, OPT_IDLE, OPT_STATUS, OPT_LISTEN, OPT_MTU };
+    enum {
+        OPT_SPIN = 256,
+        OPT_IDLE,
+        OPT_STATUS,
+        OPT_LISTEN,
+        OPT_MTU,
+        OPT_RC_TIMEOUT
+    };
     static const struct option lo[] = {
         {"socket", required_argument, NULL, 's'},
         {"threads", required_argument, NULL, 't'},
@@ -185,6 +200,7 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
         {"status", no_argument, NULL, OPT_STATUS},
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"mtu", required_argument, NULL, OPT_MTU},
+        {"rc-timeout", required_argument, NULL, OPT_RC_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -196,6 +212,7 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
     o->spin_us = 50;
     o->model = "fast";
     o->mtu = 3;
+    o->rc_timeout = 14;
     o->listen = getenv("RDN_NICD_LISTEN");
     if (o->listen && !*o->listen)
         o->listen = NULL;
@@ -237,6 +254,11 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
             break;
         case OPT_LISTEN:
             o->listen = optarg;
+            break;
+        case OPT_RC_TIMEOUT:
+            o->rc_timeout = (unsigned)atoi(optarg);
+            if (o->rc_timeout < 1 || o->rc_timeout > 31)
+                return -1;
             break;
         case OPT_MTU: {
             unsigned b = (unsigned)atoi(optarg);
@@ -490,7 +512,8 @@ int main(int argc, char **argv)
     if (o.listen) {
         char err[200];
 
-        rc = sn_roce_listen(e, o.listen, (uint8_t)o.mtu, err, sizeof(err));
+        rc = sn_roce_listen(e, o.listen, (uint8_t)o.mtu, (uint8_t)o.rc_timeout,
+                            err, sizeof(err));
         if (rc) {
             nicd_log("cannot listen for RoCE: %s", err);
             sn_engine_destroy(e);

@@ -60,7 +60,9 @@
 #define SN_RC_ACKREQ  16  /* AckReq on every this many packets of a message */
 #define SN_RC_ATOMICS 16  /* saved atomic results for duplicates */
 #define SN_RC_MAX_PKT (ROCE_MAX_HDR + 4096 + 4 + ROCE_ICRC_LEN)
-#define SN_RC_GID_LEN 16 /* wire packets: the source GID, then the BTH */
+/* Wire packets: the source GID, the destination GID, the BTH. */
+#define SN_RC_GID_LEN  16
+#define SN_RC_ADDR_LEN (2 * SN_RC_GID_LEN)
 
 /* A request message in the requester's queue. */
 struct sn_rc_msg {
@@ -81,6 +83,7 @@ struct sn_rc {
     struct sn_qp *qp;
     union sn_sockaddr peer;
     uint8_t peer_gid[16];
+    uint8_t src_gid[16]; /* the address it speaks from */
     uint32_t mtu;
     uint64_t rto_ns;
 
@@ -147,8 +150,10 @@ void sn_roce_addr(const struct sn_qp *qp, struct rnic_addr *out)
     out->qpn = cpu_to_be32(qp->qpn);
     out->psn = cpu_to_be32(qp->rc_ipsn);
     memcpy(out->priv, &tag, sizeof(tag));
-    if (port) {
+    if (port && (qp->rc_src || !port->any)) {
         memcpy(out->gid, port->gid, sizeof(out->gid));
+        if (qp->rc_src)
+            memcpy(out->gid + 12, &qp->rc_src, 4);
         out->udp_port = cpu_to_be16(port->port);
         out->mtu = port->mtu;
         out->flags = RNIC_ADDR_GID;
@@ -181,7 +186,8 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     struct sn_rc *rc;
 
     if (!port || !(remote->flags & RNIC_ADDR_GID) ||
-        sn_gid_v4(remote->gid) != (port->local.sa.sa_family == AF_INET))
+        sn_gid_v4(remote->gid) != (port->local.sa.sa_family == AF_INET) ||
+        (port->any && !qp->rc_src))
         return -EHOSTUNREACH;
     rc = calloc(1, sizeof(*rc));
     if (!rc)
@@ -203,10 +209,13 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
         memcpy(&rc->peer.v6.sin6_addr, remote->gid, 16);
     }
     memcpy(rc->peer_gid, remote->gid, 16);
+    memcpy(rc->src_gid, port->gid, 16);
+    if (qp->rc_src)
+        memcpy(rc->src_gid + 12, &qp->rc_src, 4);
     if (!mtu || mtu > rnic_mtu_bytes(port->mtu))
         mtu = rnic_mtu_bytes(port->mtu);
     rc->mtu = mtu;
-    rc->rto_ns = 4096ull << (a->set ? a->timeout : 14);
+    rc->rto_ns = 4096ull << (a->set ? a->timeout : port->rc_timeout);
     rc->retry_left = a->set ? a->retry_cnt : 7;
     rc->rnr_left = a->set ? a->rnr_retry : 7;
     rc->npsn = rc->una = rc->tx_psn = sn_psn(qp->rc_ipsn);
@@ -245,13 +254,13 @@ static socklen_t sn_sa_len(const union sn_sockaddr *a)
 
 /*
  * The IP and UDP headers the kernel will put in front of n bytes of
- * BTH..ICRC sent from our UDP socket to dst, for the ICRC (IPv4: ID 0,
- * an unconnected socket's, and DF set). Fields the ICRC masks stay 0;
+ * BTH..ICRC sent from our UDP socket from src_gid to dst, for the ICRC (IPv4:
+ * ID 0, an unconnected socket's, and DF set). Fields the ICRC masks stay 0;
  * roce_icrc() sets them to ones. Returns the IP header's length.
  */
 static size_t sn_rc_pseudo(const struct sn_roce_port *port,
-                           const union sn_sockaddr *dst, size_t n, uint8_t *ip,
-                           uint8_t *udp)
+                           const uint8_t *src_gid, const union sn_sockaddr *dst,
+                           size_t n, uint8_t *ip, uint8_t *udp)
 {
     uint16_t ulen = htons((uint16_t)(ROCE_UDP_LEN + n));
     uint16_t tot = htons((uint16_t)(20 + ROCE_UDP_LEN + n));
@@ -265,7 +274,7 @@ static size_t sn_rc_pseudo(const struct sn_roce_port *port,
         ip[0] = 0x60;
         memcpy(ip + 4, &ulen, 2); /* payload length: UDP and on */
         ip[6] = IPPROTO_UDP;
-        memcpy(ip + 8, &port->local.v6.sin6_addr, 16);
+        memcpy(ip + 8, src_gid, 16);
         memcpy(ip + 24, &dst->v6.sin6_addr, 16);
         memcpy(udp + 2, &dst->v6.sin6_port, 2);
         return 40;
@@ -275,10 +284,38 @@ static size_t sn_rc_pseudo(const struct sn_roce_port *port,
     memcpy(ip + 2, &tot, 2);
     memcpy(ip + 6, &df, 2);
     ip[9] = IPPROTO_UDP;
-    memcpy(ip + 12, &port->local.v4.sin_addr, 4);
+    memcpy(ip + 12, src_gid + 12, 4);
     memcpy(ip + 16, &dst->v4.sin_addr, 4);
     memcpy(udp + 2, &dst->v4.sin_port, 2);
     return 20;
+}
+
+/* Sends n bytes to rc's peer, from rc's address when the port has many. */
+static ssize_t sn_rc_sendto(const struct sn_roce_port *port,
+                            const struct sn_rc *rc, const void *buf, size_t n)
+{
+    union {
+        struct cmsghdr h;
+        uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
+    } ctl;
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = n};
+    struct msghdr m = {.msg_name = (void *)&rc->peer.sa,
+                       .msg_namelen = sn_sa_len(&rc->peer),
+                       .msg_iov = &iov,
+                       .msg_iovlen = 1};
+    struct in_pktinfo pi = {0};
+
+    if (port->any) { /* IPv4 only */
+        memcpy(&pi.ipi_spec_dst, rc->src_gid + 12, 4);
+        memset(&ctl, 0, sizeof(ctl));
+        m.msg_control = ctl.b;
+        m.msg_controllen = sizeof(ctl.b);
+        ctl.h.cmsg_level = IPPROTO_IP;
+        ctl.h.cmsg_type = IP_PKTINFO;
+        ctl.h.cmsg_len = CMSG_LEN(sizeof(pi));
+        memcpy(CMSG_DATA(&ctl.h), &pi, sizeof(pi));
+    }
+    return sendmsg(port->udp_fd, &m, 0);
 }
 
 /* Encodes h (+ payload), adds the ICRC and sends it to the peer. */
@@ -296,11 +333,10 @@ static void sn_rc_xmit(struct sn_qp *qp, struct roce_hdr *h,
     n = roce_encode(buf, sizeof(buf), h, payload, len);
     if (!n)
         return;
-    il = sn_rc_pseudo(port, &rc->peer, n, ip, udp);
+    il = sn_rc_pseudo(port, rc->src_gid, &rc->peer, n, ip, udp);
     roce_icrc_put(buf + n - ROCE_ICRC_LEN,
                   roce_icrc(ip, il, udp, buf, n - ROCE_ICRC_LEN));
-    if (sendto(port->udp_fd, buf, n, 0, &rc->peer.sa, sn_sa_len(&rc->peer)) ==
-        (ssize_t)n)
+    if (sn_rc_sendto(port, rc, buf, n) == (ssize_t)n)
         sn_stat(&port->st.tx_pkts);
 }
 
@@ -1246,11 +1282,12 @@ void sn_rc_input(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
     struct roce_hdr h;
 
     if (load_acquire(&qp->state) != RNIC_QPS_RTS ||
-        memcmp(p->data, rc->peer_gid, SN_RC_GID_LEN) != 0) {
+        memcmp(p->data, rc->peer_gid, SN_RC_GID_LEN) != 0 ||
+        memcmp(p->data + SN_RC_GID_LEN, rc->src_gid, SN_RC_GID_LEN) != 0) {
         sn_rc_drop(t, p, SN_RC_DROP_PEER);
         return;
     }
-    if (roce_decode(p->data + SN_RC_GID_LEN, p->h.len, &h) < 0) {
+    if (roce_decode(p->data + SN_RC_ADDR_LEN, p->h.len, &h) < 0) {
         sn_rc_drop(t, p, SN_RC_DROP_BAD);
         return;
     }
@@ -1330,7 +1367,8 @@ static int sn_roce_check(struct sn_roce_port *port, const uint8_t *b, size_t n,
             return -1;
         ihl = (size_t)(b[0] & 0xf) * 4;
         tot = (size_t)b[2] << 8 | b[3];
-        if (ihl < 20 || memcmp(b + 16, &port->local.v4.sin_addr, 4) != 0)
+        if (ihl < 20 ||
+            (!port->any && memcmp(b + 16, &port->local.v4.sin_addr, 4) != 0))
             return -1;
     }
     if (tot > n || tot < ihl + ROCE_UDP_LEN)
@@ -1356,29 +1394,33 @@ static int sn_roce_check(struct sn_roce_port *port, const uint8_t *b, size_t n,
     return (int)(ihl + ROCE_UDP_LEN);
 }
 
-/* A checked datagram as an SN_PKT_WIRE packet (source GID, BTH..ICRC). */
+/* A checked datagram as an SN_PKT_WIRE packet (source GID, destination
+ * IPv4 address, BTH..ICRC). */
 static struct sn_pkt *sn_roce_wrap(const uint8_t *ip, const uint8_t *bth,
                                    size_t bl, uint32_t dqpn)
 {
-    struct sn_pkt *p = malloc(sizeof(*p) + SN_RC_GID_LEN + bl);
+    struct sn_pkt *p = malloc(sizeof(*p) + SN_RC_ADDR_LEN + bl);
 
     if (!p)
         return NULL;
     memset(p, 0, sizeof(*p));
     p->tm.pos = SN_TIMER_IDLE;
     p->cls = SN_POOL_NONE;
-    p->cap = (uint32_t)(SN_RC_GID_LEN + bl);
+    p->cap = (uint32_t)(SN_RC_ADDR_LEN + bl);
     p->h.type = SN_PKT_WIRE;
     p->h.dst_qpn = dqpn;
     p->h.len = (uint32_t)bl;
-    if ((ip[0] >> 4) == 6) {
-        memcpy(p->data, ip + 8, 16); /* the IPv6 source is the GID */
-    } else {
-        memset(p->data, 0, 10);
+    if ((ip[0] >> 4) == 6) { /* IPv6 addresses are the GIDs */
+        memcpy(p->data, ip + 8, 16);
+        memcpy(p->data + SN_RC_GID_LEN, ip + 24, 16);
+    } else { /* IPv4 ones mapped */
+        memset(p->data, 0, SN_RC_ADDR_LEN);
         p->data[10] = p->data[11] = 0xff;
-        memcpy(p->data + 12, ip + 12, 4); /* the IPv4 source, mapped */
+        memcpy(p->data + 12, ip + 12, 4);
+        p->data[SN_RC_GID_LEN + 10] = p->data[SN_RC_GID_LEN + 11] = 0xff;
+        memcpy(p->data + SN_RC_GID_LEN + 12, ip + 16, 4);
     }
-    memcpy(p->data + SN_RC_GID_LEN, bth, bl);
+    memcpy(p->data + SN_RC_ADDR_LEN, bth, bl);
     return p;
 }
 
@@ -1521,8 +1563,8 @@ static void sn_roce_faults_env(struct sn_roce_faults *f)
 
 /*
  * Parses "A.B.C.D[:PORT]", "X:..:Y" or "[X:..:Y][:PORT]" (port 4791 by
- * default) into sa: a unicast address that names one interface (not the
- * unspecified, IPv4-mapped or link-local ones). 0 or -EINVAL.
+ * default) into sa; 0.0.0.0 is every IPv4 address, an IPv6 address must
+ * name one interface (not ::, IPv4-mapped or link-local). 0 or -EINVAL.
  */
 static int sn_roce_parse(const char *addr, union sn_sockaddr *sa)
 {
@@ -1558,8 +1600,6 @@ static int sn_roce_parse(const char *addr, union sn_sockaddr *sa)
     }
     memset(sa, 0, sizeof(*sa));
     if (inet_pton(AF_INET, host, &sa->v4.sin_addr) == 1) {
-        if (sa->v4.sin_addr.s_addr == htonl(INADDR_ANY))
-            return -EINVAL;
         sa->v4.sin_family = AF_INET;
         sa->v4.sin_port = htons((uint16_t)port);
         return 0;
@@ -1576,8 +1616,8 @@ static int sn_roce_parse(const char *addr, union sn_sockaddr *sa)
 
 /*
  * The raw socket's filter: only UDP datagrams to the endpoint's address
- * and port reach it, not every UDP datagram of the host (classic BPF;
- * the program sees the packet from the IPv4 header on).
+ * (any, with --listen 0.0.0.0) and port reach it, not every UDP datagram of the
+ * host (classic BPF; the program sees the packet from the IPv4 header on).
  */
 static int sn_roce_raw_filter(const struct sn_roce_port *port)
 {
@@ -1595,6 +1635,9 @@ static int sn_roce_raw_filter(const struct sn_roce_port *port)
     };
     struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
     uint8_t b[64];
+
+    if (port->any) /* every address: the port alone decides */
+        f[3] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0);
 
     if (setsockopt(port->raw_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
                    sizeof(prog)) < 0)
@@ -1664,7 +1707,7 @@ static int sn_roce_open6(struct sn_roce_port *port, char *err, size_t errlen)
 }
 
 int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
-                   char *err, size_t errlen)
+                   uint8_t rc_timeout, char *err, size_t errlen)
 {
     struct timeval tv = {0, 100000};
     int buf = 16 << 20, rfd;
@@ -1676,24 +1719,30 @@ int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
         snprintf(err, errlen, "path MTU code %u is not 1..5", mtu);
         return -EINVAL;
     }
+    if (rc_timeout < 1 || rc_timeout > 31) {
+        snprintf(err, errlen, "ACK timeout code %u is not 1..31", rc_timeout);
+        return -EINVAL;
+    }
     port = calloc(1, sizeof(*port));
     if (!port)
         return -ENOMEM;
     port->eng = e;
     port->mtu = mtu;
+    port->rc_timeout = rc_timeout;
     sn_roce_faults_env(&port->faults);
     port->udp_fd = port->raw_fd = -1;
     if (sn_roce_parse(addr, &port->local) < 0) {
         snprintf(err, errlen,
                  "--listen %s: want A.B.C.D[:PORT], or an IPv6 address "
                  "X:..:Y or [X:..:Y]:PORT (not ::, IPv4-mapped or "
-                 "link-local)",
+                 "link-local; 0.0.0.0: every IPv4 address)",
                  addr);
         rc = -EINVAL;
         goto free_port;
     }
     if (port->local.sa.sa_family == AF_INET) {
         port->port = ntohs(port->local.v4.sin_port);
+        port->any = port->local.v4.sin_addr.s_addr == htonl(INADDR_ANY);
         port->gid[10] = port->gid[11] = 0xff;
         memcpy(port->gid + 12, &port->local.v4.sin_addr, 4);
         rc = sn_roce_open4(port, why, sizeof(why));
@@ -1732,6 +1781,32 @@ close_socks:
 free_port:
     free(port);
     return rc;
+}
+
+int sn_roce_set_src(struct sn_qp *qp, const uint8_t gid[16])
+{
+    const struct sn_roce_port *port = qp->dev->eng->roce;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    int fd, rc = 0;
+
+    if (port && !port->any && memcmp(gid, port->gid, 16) == 0)
+        return 0; /* the one address it has (IPv4 or IPv6) */
+    if (!port || !port->any || !sn_gid_v4(gid))
+        return -EADDRNOTAVAIL;
+    memcpy(&sa.sin_addr, gid + 12, 4);
+    /* An address of this host (in the daemon's network namespace) is one
+     * a socket can bind to. */
+    fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (sa.sin_addr.s_addr == htonl(INADDR_ANY) ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        rc = -EADDRNOTAVAIL;
+    close(fd);
+    if (rc)
+        return rc;
+    memcpy(&qp->rc_src, gid + 12, 4);
+    return 0;
 }
 
 void sn_roce_close(struct sn_engine *e)
