@@ -188,7 +188,7 @@ static void crash_run(struct crash_load *l, struct bench_ctx *c, void *h,
         uint64_t t;
 
         if (rc == 0)
-            rc = kv_data_get(&l->d, l->sys, h, (unsigned)(n % nk), &nic);
+            rc = kv_data_get(&l->d, l->sys, h, (unsigned)(n % nk), &nic, NULL);
         t = bench_now_ns();
         if (t >= end)
             break;

@@ -45,7 +45,14 @@ struct kv_val {
     const char *p;
     size_t len;
     void *owned;
-    bool nic; /* the server's NIC gave it (systems that can tell) */
+    bool copied; /* p is in a buffer of the application's already */
+    bool nic;    /* the server's NIC gave it (systems that can tell) */
+};
+
+/* A buffer a measuring thread reuses for the copies of its values. */
+struct kv_buf {
+    char *p;
+    size_t cap;
 };
 
 /* A system under test; a handle is one connection, used by one thread. */
@@ -105,18 +112,19 @@ int kv_data_store(const struct kv_data *d);
  * negative errno a failure. *nic (if not NULL): the NIC answered.
  */
 int kv_data_get(const struct kv_data *d, const struct kv_sys *sys, void *h,
-                unsigned m, bool *nic);
+                unsigned m, bool *nic, struct kv_buf *buf);
 /*
  * kv_data_get() in two halves, so that a measurement times the same work
  * for every system: kv_data_fetch() is the GET up to the application
  * owning a copy of the value (systems that answer with a pointer into
- * their own buffers get that copy made here, as librdn and libmemcached
- * make theirs); kv_data_check() checks it and frees v. fetch returns 0,
- * -ENOENT or another negative errno; check returns fetch's rc, or
- * -EBADMSG for a wrong value.
+ * their own buffers get that copy made here, into buf, which grows as
+ * needed and is kept, as librdn's rdn_get_value() keeps its buffer; a
+ * NULL buf: a malloc'ed copy); kv_data_check() checks it and frees what
+ * v owns. fetch returns 0, -ENOENT or another negative errno; check
+ * returns fetch's rc, or -EBADMSG for a wrong value.
  */
 int kv_data_fetch(const struct kv_data *d, const struct kv_sys *sys, void *h,
-                  unsigned m, struct kv_val *v);
+                  unsigned m, struct kv_val *v, struct kv_buf *buf);
 int kv_data_check(const struct kv_data *d, unsigned m, int rc,
                   struct kv_val *v);
 

@@ -176,12 +176,32 @@ static int verbs(struct bench_ctx *c)
 
 /* ---- WQE throughput --------------------------------------------------- */
 
+/* Posts one WQE of kind op (a NOP, or a verb on buf through a's peer). */
+static int stream_post(struct chain_q *a, uint8_t op, struct chain_buf *buf,
+                       const struct rnic_sge *sg, unsigned f)
+{
+    struct rnic_sge res = chain_loc_sge(chain_buf_loc(buf, 0, 8));
+
+    switch (op) {
+    case MLX5_OPCODE_RDMA_WRITE:
+        return chain_write(a, sg, 1, chain_buf_loc(buf, 64, 64), f, NULL);
+    case MLX5_OPCODE_RDMA_READ:
+        return chain_read(a, &res, 1, chain_buf_loc(buf, 64, 8), f, NULL);
+    case MLX5_OPCODE_ATOMIC_CS:
+        return chain_cas(a, chain_buf_loc(buf, 64, 8), 1, 2, &res, f, NULL);
+    default:
+        return chain_nop(a, f, NULL);
+    }
+}
+
 /*
- * Streams total WQEs (NOPs on a loopback QP, or 64-byte WRITEs to a peer)
- * through one send queue, one in 64 signaled, keeping the ring full.
- * Returns WQEs per second, or a negative value on error.
+ * Streams total WQEs of kind op (NOPs on a loopback QP; 64-byte WRITEs,
+ * 8-byte READs or CASes to a peer) through one send queue, one in 64
+ * signaled, keeping the ring full. READs and CASes each cost the engine a
+ * request, the responder's work and a response, as each of those in a
+ * chain does. Returns WQEs per second, or a negative value on error.
  */
-static double stream(struct bench_ctx *c, bool write, uint64_t total)
+static double stream(struct bench_ctx *c, uint8_t op, uint64_t total)
 {
     struct chain_q a, b;
     struct chain_buf buf;
@@ -205,9 +225,7 @@ static double stream(struct bench_ctx *c, bool write, uint64_t total)
             unsigned f = (posted + 1) % 64 == 0 || posted + 1 == total
                              ? CHAIN_SIGNALED
                              : 0;
-            int rc = write ? chain_write(&a, &sg, 1,
-                                         chain_buf_loc(&buf, 64, 64), f, NULL)
-                           : chain_nop(&a, f, NULL);
+            int rc = stream_post(&a, op, &buf, &sg, f);
 
             if (rc < 0)
                 goto out;
@@ -231,28 +249,33 @@ out:
 
 static int throughput(struct bench_ctx *c)
 {
+    static const struct {
+        const char *name;
+        uint8_t op;
+        unsigned size;
+    } kinds[] = {
+        {"nop_tput", MLX5_OPCODE_NOP, 1},
+        {"write_tput", MLX5_OPCODE_RDMA_WRITE, 64},
+        {"read_tput", MLX5_OPCODE_RDMA_READ, 8},
+        {"cas_tput", MLX5_OPCODE_ATOMIC_CS, 8},
+    };
     uint64_t total =
         (uint64_t)c->o.iters * (strcmp(c->o.model, "fast") ? 50 : 1000);
-    struct bench_row r = bench_row("nop_tput", 1);
-    double nop, wr;
 
     bench_note(c,
                "WQEs per second through one send queue (%u engine "
                "thread(s)), 1 in 64 signaled",
                c->threads);
-    nop = stream(c, false, total);
-    if (nop < 0)
-        return -1;
-    r.ops_per_s = nop;
-    r.n = total;
-    bench_emit(c, &r);
-    wr = stream(c, true, total);
-    if (wr < 0)
-        return -1;
-    r = bench_row("write_tput", 64);
-    r.ops_per_s = wr;
-    r.n = total;
-    bench_emit(c, &r);
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        struct bench_row r = bench_row(kinds[k].name, kinds[k].size);
+        double rate = stream(c, kinds[k].op, total);
+
+        if (rate < 0)
+            return -1;
+        r.ops_per_s = rate;
+        r.n = total;
+        bench_emit(c, &r);
+    }
     return 0;
 }
 

@@ -4,7 +4,7 @@ dist_man_MANS = man/redn-memcached.1 man/rdn-cli.1 man/rdn-bench.1 \
 	man/rdn-trace.1 man/rdn-hwcheck.1 man/rdn-pingpong.1 man/rdn-nicd.8 \
 	man/librdn.3
 LIBRDN_MAN_LINKS = rdn_connect rdn_connect_opts rdn_close rdn_get \
-	rdn_mget rdn_last_source rdn_last_reason rdn_client_stats rdn_client_id \
+	rdn_get_value rdn_value_free rdn_mget rdn_last_source rdn_last_reason rdn_client_stats rdn_client_id \
 	rdn_connect_memc rdn_connect_config rdn_memc rdn_server_count \
 	rdn_server_info
 

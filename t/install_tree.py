@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """t/install_tree.py - `make install DESTDIR=<scratch>` of this build tree:
 every file in its place and nothing unexpected, librdn.so exports exactly
-client.h's functions under version RDN_0.1, the installed man pages render,
+client.h's functions under their versions (RDN_0.1, and RDN_0.2 for the
+GETs into a reused buffer), the installed man pages render,
 and a program built against the installed tree alone (t/install_client.c,
 `pkg-config --cflags --libs librdn` with the scratch tree as the sysroot)
 links and reads a key through the NIC of a server started from the build
@@ -24,10 +25,13 @@ import offload_env  # noqa: E402
 
 TOP = mctest.TOP_BUILDDIR
 SRC = os.environ.get("top_srcdir", os.path.join(TOP))
-API = sorted(["rdn_client_id", "rdn_client_stats", "rdn_close", "rdn_connect",
-              "rdn_connect_config", "rdn_connect_memc", "rdn_connect_opts",
-              "rdn_get", "rdn_last_reason", "rdn_last_source", "rdn_memc",
-              "rdn_mget", "rdn_server_count", "rdn_server_info"])
+API_01 = sorted(["rdn_client_id", "rdn_client_stats", "rdn_close",
+                 "rdn_connect", "rdn_connect_config", "rdn_connect_memc",
+                 "rdn_connect_opts", "rdn_get", "rdn_last_reason",
+                 "rdn_last_source", "rdn_memc", "rdn_mget",
+                 "rdn_server_count", "rdn_server_info"])
+API_02 = sorted(["rdn_get_value", "rdn_value_free"])
+API = sorted(API_01 + API_02)
 EXPECTED = {
     "bindir": ["redn-memcached", "rdn-cli", "rdn-bench", "rdn-trace",
                "rdn-hwcheck", "rdn-pingpong"],
@@ -73,10 +77,13 @@ def test_files(t, root, dirs):
     r = subprocess.run(["nm", "-D", "--defined-only",
                         os.path.join(lib, "librdn.so.0.0.0")],
                        stdout=subprocess.PIPE)
-    syms = sorted(re.findall(r" T (\w+)@@RDN_0\.1$", r.stdout.decode(), re.M))
-    t.eq("librdn exports client.h's functions at RDN_0.1", syms, API)
+    for ver, api in (("0.1", API_01), ("0.2", API_02)):
+        syms = sorted(re.findall(r" T (\w+)@@RDN_%s$" % re.escape(ver),
+                                 r.stdout.decode(), re.M))
+        t.eq("librdn exports client.h's functions at RDN_%s" % ver, syms,
+             api)
     others = [ln for ln in r.stdout.decode().splitlines()
-              if not re.search(r" (T \w+@@RDN_0\.1|A RDN_0\.1)$", ln)]
+              if not re.search(r" (T \w+@@RDN_0\.[12]|A RDN_0\.[12])$", ln)]
     t.eq("librdn exports nothing else", others, [])
     for key in ("bindir", "sbindir"):
         for f in EXPECTED[key]:

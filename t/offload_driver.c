@@ -13,6 +13,11 @@
  *                                        (STATUS 0 / -2 ENOENT / -errno;
  *                                        SRC nic|tcp; x + the value in
  *                                        hex, or - when not found)
+ *                      vget HEXKEY... -> the same, one rdn_get_value() per
+ *                                        key into the session's one
+ *                                        struct rdn_value
+ *                      vstats         -> "cap C moves M": that buffer's
+ *                                        size, how often it moved
  *                      stats          -> "k v k v ..." client counters
  *                      quit
  *                    -n: no TCP fallback (doubtful answers are -11)
@@ -33,6 +38,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +105,20 @@ static struct rdn_conn *conn_open(void)
 
 /* ---- serve ------------------------------------------------------------ */
 
+/* The GET reply of one key: "STATUS SRC FLAGS CAS xHEX" or "... -". */
+static void print_answer(int status, enum rdn_source src, uint32_t flags,
+                         uint64_t cas, const char *value, size_t len)
+{
+    printf("%d %s %u %llu ", status, src == RDN_SRC_NIC ? "nic" : "tcp", flags,
+           (unsigned long long)cas);
+    if (status == 0) {
+        putchar('x'); /* so that an empty value is a word too */
+        print_hex(value, len);
+    } else {
+        putchar('-');
+    }
+}
+
 static void serve_get(struct rdn_conn *c, char *args)
 {
     char *keys[64], *save = NULL;
@@ -117,24 +137,44 @@ static void serve_get(struct rdn_conn *c, char *args)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        printf("%d %s %u %llu ", res[i].status,
-               res[i].src == RDN_SRC_NIC ? "nic" : "tcp", res[i].flags,
-               (unsigned long long)res[i].cas);
-        if (res[i].status == 0) {
-            putchar('x'); /* so that an empty value is a word too */
-            print_hex(res[i].value, res[i].len);
-        } else {
-            putchar('-');
-        }
+        print_answer(res[i].status, res[i].src, res[i].flags, res[i].cas,
+                     res[i].value, res[i].len);
         putchar(i + 1 < n ? ' ' : '\n');
         free(res[i].value);
         free(keys[i]);
     }
 }
 
+/* vget: each key through rdn_get_value() into v, whose moves are counted. */
+static void serve_vget(struct rdn_conn *c, char *args, struct rdn_value *v,
+                       unsigned long *moves)
+{
+    char key[RDN_KEY_MAX + 1], *save = NULL;
+    bool first = true;
+
+    for (char *t = strtok_r(args, " \n", &save); t;
+         t = strtok_r(NULL, " \n", &save)) {
+        int len = unhex(t, key, sizeof(key));
+        char *before = v->buf;
+        int rc = rdn_get_value(c, key, len < 0 ? 0 : (size_t)len, v);
+
+        *moves += v->buf != before;
+        /* the value ends in a NUL that len does not count */
+        if (rc == 0 && v->buf[v->len] != '\0')
+            rc = -EBADMSG;
+        if (!first)
+            putchar(' ');
+        first = false;
+        print_answer(rc, v->src, v->flags, v->cas, v->buf, v->len);
+    }
+    putchar('\n');
+}
+
 static int serve(void)
 {
     struct rdn_conn *c = conn_open();
+    struct rdn_value v = {0};
+    unsigned long moves = 0;
     char *line = NULL;
     size_t cap = 0;
 
@@ -143,6 +183,10 @@ static int serve(void)
     while (getline(&line, &cap, stdin) > 0) {
         if (strncmp(line, "get ", 4) == 0) {
             serve_get(c, line + 4);
+        } else if (strncmp(line, "vget ", 5) == 0) {
+            serve_vget(c, line + 5, &v, &moves);
+        } else if (strncmp(line, "vstats", 6) == 0) {
+            printf("cap %zu moves %lu\n", v.cap, moves);
         } else if (strncmp(line, "stats", 5) == 0) {
             struct rdn_client_stats s;
 
@@ -166,6 +210,7 @@ static int serve(void)
         fflush(stdout);
     }
     free(line);
+    rdn_value_free(&v);
     rdn_close(c);
     return 0;
 }
@@ -385,6 +430,9 @@ static void bare_send(struct bare *b, const void *p, uint32_t len)
     uint8_t *slot = ofl_client_slot(&b->nic, b->nic.sent);
     struct rnic_sge s;
 
+    if (len > b->nic.reqs.len)
+        exit(2); /* the send must come from registered memory */
+
     memset(slot, 0, RDN_RESP_ITEM_OFF + sizeof(struct rdn_item));
     ((struct rdn_item *)(slot + RDN_RESP_ITEM_OFF))->stamp = RDN_RESP_UNTOUCHED;
 
@@ -456,7 +504,7 @@ static int hostile(const char *kind)
         r.bucket_addr[1] = cpu_to_be64(b.geo.table_addr + (UINT64_C(1) << 40));
         bare_send(&b, &r, sizeof(r));
     } else if (strcmp(kind, "oversize") == 0) {
-        bare_send(&b, junk, sizeof(junk));
+        bare_send(&b, junk, 2 * sizeof(r)); /* twice what a receive takes */
     } else if (strcmp(kind, "short") == 0) {
         bare_send(&b, &r, 8);
     } else if (strcmp(kind, "stalegen") == 0) {

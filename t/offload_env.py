@@ -205,10 +205,11 @@ class Driver:
             raise EOFError("driver died")
         return out
 
-    def get(self, *keys):
-        """[(status, src, flags, cas, value or None)] for keys (bytes)."""
-        words = self._ask(b"get " + b" ".join(k.hex().encode()
-                                              for k in keys)).split()
+    def get(self, *keys, cmd=b"get"):
+        """[(status, src, flags, cas, value or None)] for keys (bytes);
+        cmd b"vget": one rdn_get_value() per key into a reused buffer."""
+        words = self._ask(cmd + b" " + b" ".join(k.hex().encode()
+                                                for k in keys)).split()
         out = []
         for i in range(0, len(words), 5):
             st, src, flags, cas, val = words[i:i + 5]
@@ -218,6 +219,14 @@ class Driver:
 
     def get1(self, key):
         return self.get(key)[0]
+
+    def vget1(self, key):
+        return self.get(key, cmd=b"vget")[0]
+
+    def vstats(self):
+        """(capacity, moves) of the session's reused value buffer."""
+        w = self._ask(b"vstats").split()
+        return int(w[1]), int(w[3])
 
     def stats(self):
         w = self._ask(b"stats").split()

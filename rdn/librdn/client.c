@@ -64,6 +64,8 @@ struct rdn_srv {
     struct rdn_client_stats st;
 };
 
+struct mget;
+
 struct rdn_conn {
     memcached_st *mc;
     bool own_mc;
@@ -73,6 +75,7 @@ struct rdn_conn {
     uint32_t nsrv;
     enum rdn_source last_src;
     const char *last_why;
+    struct mget *m; /* rdn_mget()'s arrays, kept for the next call */
 };
 
 static uint64_t mono_ms(void)
@@ -505,6 +508,7 @@ static void nic_retry(struct rdn_srv *s)
 /* ---- the server list -------------------------------------------------- */
 
 static void send_hits(struct rdn_srv *s);
+static void mget_free(struct mget *m);
 
 static void srv_free(struct rdn_srv *s)
 {
@@ -783,6 +787,7 @@ void rdn_close(struct rdn_conn *c)
     for (uint32_t i = 0; i < c->nsrv; i++)
         srv_free(c->srv[i]);
     free(c->srv);
+    mget_free(c->m);
     if (c->mc && c->own_mc)
         memcached_free(c->mc);
     free(c);
@@ -821,22 +826,56 @@ static memcached_return_t tcp_mget(struct rdn_conn *c, const char *key,
     return rc;
 }
 
-/* A value libmemcached fetched, into r. */
-static void take_result(struct rdn_result *r, const memcached_result_st *res)
+/*
+ * Copies a value of n bytes (and a NUL) into into's buffer, grown if it is
+ * too small, or else into a new malloc'ed one; r->value points at the copy.
+ * Returns 0 or -ENOMEM (r->value NULL, into's buffer kept).
+ */
+static int keep_value(struct rdn_result *r, struct rdn_value *into,
+                      const void *p, size_t n)
 {
-    r->len = memcached_result_length(res);
-    r->value = malloc(r->len + 1);
-    if (r->value) {
-        memcpy(r->value, memcached_result_value(res), r->len);
-        r->value[r->len] = '\0';
+    r->value = NULL;
+    if (n == SIZE_MAX)
+        return -ENOMEM;
+    if (!into) {
+        r->value = malloc(n + 1);
+    } else if (into->cap > n) {
+        r->value = into->buf;
+    } else {
+        /* A quarter more: the values of one key vary a little. */
+        size_t cap = n + 1, more = cap / 4;
+        char *b;
+
+        cap += more <= SIZE_MAX - cap ? more : 0;
+        b = realloc(into->buf, cap);
+
+        if (b) {
+            into->buf = b;
+            into->cap = cap;
+        }
+        r->value = b;
     }
+    if (!r->value)
+        return -ENOMEM;
+    memcpy(r->value, p, n);
+    r->value[n] = '\0';
+    r->len = n;
+    return 0;
+}
+
+/* A value libmemcached fetched, into r (and into, if not NULL). */
+static void take_result(struct rdn_result *r, struct rdn_value *into,
+                        const memcached_result_st *res)
+{
+    keep_value(r, into, memcached_result_value(res),
+               memcached_result_length(res));
     r->flags = memcached_result_flags(res);
     r->cas = memcached_result_cas(res);
     r->status = r->value ? 0 : -ENOMEM;
 }
 
 static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
-                   struct rdn_result *r)
+                   struct rdn_result *r, struct rdn_value *into)
 {
     memcached_return_t rc = tcp_mget(c, key, nkey);
     memcached_result_st *res;
@@ -849,7 +888,7 @@ static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
         return r->status = (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND)
                                ? -ENOENT
                                : -EIO;
-    take_result(r, res);
+    take_result(r, into, res);
     memcached_result_free(res);
     /* Read up to END so the connection stays in step. */
     while ((res = memcached_fetch_result(c->mc, NULL, &rc)))
@@ -866,6 +905,7 @@ struct job {
     const char *wkey; /* on the wire: the handle's namespace + key */
     size_t nwkey;
     struct rdn_result *res;
+    struct rdn_value *into; /* the caller's reused buffer, or NULL */
     struct rdn_keyhash kh;
     int tries;
     bool done; /* answered (by the NIC) or given to TCP */
@@ -917,14 +957,11 @@ static void take_hit(struct rdn_srv *s, struct job *j,
 {
     struct rdn_result *r = j->res;
 
-    r->value = malloc((size_t)it->nbytes + 1);
-    if (!r->value) {
+    if (keep_value(r, j->into, rdn_item_value((struct rdn_item *)it),
+                   it->nbytes) < 0) {
         to_tcp(j, "out of memory");
         return;
     }
-    memcpy(r->value, rdn_item_value((struct rdn_item *)it), it->nbytes);
-    r->value[it->nbytes] = '\0';
-    r->len = it->nbytes;
     r->flags = it->flags;
     r->cas = it->stamp;
     r->status = 0;
@@ -1163,51 +1200,96 @@ static const char *name_space(const struct rdn_conn *c, size_t *len)
     return *len ? ns : "";
 }
 
-/* Everything one rdn_mget() allocates. */
+/* A key for TCP, ordered by name (tcp_many() finds a reply's jobs). */
+struct tcp_key {
+    struct job *job;
+    bool answered;
+};
+
+/*
+ * The arrays of an rdn_mget(), kept by the connection from call to call and
+ * grown when a call needs more: steady GETs allocate nothing here.
+ */
 struct mget {
     struct job *jobs;
     struct job **q, **retry; /* n each, cut into lanes */
+    struct tcp_key *tk;      /* n: the keys for TCP */
     struct lane *lanes;
+    size_t *count;     /* jobs per server */
     struct flight *fl; /* sum of the depths, cut into lanes */
     char *wkeys;       /* namespaced keys, when there is a namespace */
+    size_t jobs_cap, q_cap, retry_cap, tk_cap, lanes_cap, count_cap, fl_cap,
+        wkeys_cap;
 };
 
 static void mget_free(struct mget *m)
 {
+    if (!m)
+        return;
     free(m->jobs);
     free(m->q);
     free(m->retry);
+    free(m->tk);
     free(m->lanes);
+    free(m->count);
     free(m->fl);
     free(m->wkeys);
+    free(m);
+}
+
+/* Makes *arr hold at least n elements of size sz (*cap of them now). */
+static int reserve(void *arr, size_t *cap, size_t n, size_t sz)
+{
+    void **p = arr, *np;
+
+    if (n <= *cap)
+        return 0;
+    if (n > SIZE_MAX / sz)
+        return -ENOMEM;
+    np = realloc(*p, n * sz);
+    if (!np)
+        return -ENOMEM;
+    *p = np;
+    *cap = n;
+    return 0;
+}
+
+/* Room in m for n keys on nsrv servers, fl_total flights, wkeys bytes. */
+static int mget_reserve(struct mget *m, size_t n, uint32_t nsrv,
+                        size_t fl_total, size_t wkeys)
+{
+    n = n ? n : 1;
+    if (reserve(&m->jobs, &m->jobs_cap, n, sizeof(*m->jobs)) < 0 ||
+        reserve(&m->q, &m->q_cap, n, sizeof(*m->q)) < 0 ||
+        reserve(&m->retry, &m->retry_cap, n, sizeof(*m->retry)) < 0 ||
+        reserve(&m->tk, &m->tk_cap, n, sizeof(*m->tk)) < 0 ||
+        reserve(&m->lanes, &m->lanes_cap, nsrv, sizeof(*m->lanes)) < 0 ||
+        reserve(&m->count, &m->count_cap, nsrv, sizeof(*m->count)) < 0 ||
+        reserve(&m->fl, &m->fl_cap, fl_total, sizeof(*m->fl)) < 0 ||
+        reserve(&m->wkeys, &m->wkeys_cap, wkeys ? wkeys : 1, 1) < 0)
+        return -ENOMEM;
+    return 0;
 }
 
 /* Places the jobs on their servers (libmemcached's choice) and cuts the
  * arrays into lanes. */
 static int mget_plan(struct rdn_conn *c, struct mget *m, size_t n,
                      const char *const *keys, const size_t *keylens,
-                     struct rdn_result *out)
+                     struct rdn_result *out, struct rdn_value *into)
 {
-    size_t nsl, fl_total = 0, at = 0, wat = 0;
+    size_t nsl, fl_total = 0, at = 0, wat = 0, *count;
     const char *ns = name_space(c, &nsl);
-    size_t *count = calloc(c->nsrv, sizeof(*count));
 
-    m->jobs = calloc(n ? n : 1, sizeof(*m->jobs));
-    m->q = calloc(n ? n : 1, sizeof(*m->q));
-    m->retry = calloc(n ? n : 1, sizeof(*m->retry));
-    m->lanes = calloc(c->nsrv, sizeof(*m->lanes));
     for (uint32_t i = 0; i < c->nsrv; i++)
         fl_total += c->srv[i]->nic.depth ? c->srv[i]->nic.depth : 1;
-    m->fl = calloc(fl_total, sizeof(*m->fl));
     if (nsl)
         for (size_t i = 0; i < n; i++)
-            wat += nsl + keylens[i];
-    m->wkeys = nsl ? malloc(wat ? wat : 1) : NULL;
-    if (!count || !m->jobs || !m->q || !m->retry || !m->lanes || !m->fl ||
-        (nsl && !m->wkeys)) {
-        free(count);
+            wat += keylens[i] <= RDN_KEY_MAX ? nsl + keylens[i] : 0;
+    if (mget_reserve(m, n, c->nsrv, fl_total, wat) < 0)
         return -ENOMEM;
-    }
+    count = m->count;
+    memset(count, 0, c->nsrv * sizeof(*count));
+    memset(m->lanes, 0, c->nsrv * sizeof(*m->lanes));
     /* libmemcached's placement, after its own redistribution check (a
      * server ejected or back after its retry timeout). */
     memcached_autoeject(c->mc);
@@ -1216,7 +1298,10 @@ static int mget_plan(struct rdn_conn *c, struct mget *m, size_t n,
         struct job *j = &m->jobs[i];
         uint32_t srv = memcached_generate_hash(c->mc, keys[i], keylens[i]);
 
-        *j = (struct job){.key = keys[i], .nkey = keylens[i], .res = &out[i]};
+        *j = (struct job){.key = keys[i],
+                          .nkey = keylens[i],
+                          .res = &out[i],
+                          .into = into ? &into[i] : NULL};
         out[i].server = srv < c->nsrv ? srv : 0;
         if (keylens[i] == 0 || nsl + keylens[i] > RDN_KEY_MAX ||
             srv >= c->nsrv) {
@@ -1252,15 +1337,8 @@ static int mget_plan(struct rdn_conn *c, struct mget *m, size_t n,
 
             l->q[l->nq++] = &m->jobs[i];
         }
-    free(count);
     return 0;
 }
-
-/* A key for TCP, ordered by name (tcp_many() finds a reply's jobs). */
-struct tcp_key {
-    struct job *job;
-    bool answered;
-};
 
 static int key_cmp(const char *a, size_t na, const char *b, size_t nb)
 {
@@ -1318,7 +1396,7 @@ static size_t tcp_many(struct rdn_conn *c, struct tcp_key *tk, size_t k)
         for (; lo < k && !key_cmp(tk[lo].job->key, tk[lo].job->nkey, rk, nrk);
              lo++)
             if (!tk[lo].answered) {
-                take_result(tk[lo].job->res, res);
+                take_result(tk[lo].job->res, tk[lo].job->into, res);
                 tk[lo].answered = true;
                 settled++;
             }
@@ -1338,36 +1416,29 @@ static size_t tcp_many(struct rdn_conn *c, struct tcp_key *tk, size_t k)
 /* What the NIC did not answer, over TCP through the handle. */
 static void mget_tcp(struct rdn_conn *c, struct mget *m, size_t n)
 {
-    struct tcp_key *tk = calloc(n ? n : 1, sizeof(*tk));
+    struct tcp_key *tk = m->tk;
     size_t k = 0;
 
-    for (size_t i = 0; tk && i < n; i++)
+    for (size_t i = 0; i < n; i++)
         if (m->jobs[i].tcp) {
             m->jobs[i].res->src = RDN_SRC_TCP;
-            tk[k++].job = &m->jobs[i];
+            c->srv[m->jobs[i].res->server]->st.tcp_gets++;
+            tk[k++] = (struct tcp_key){.job = &m->jobs[i]};
         }
-    if (tk && k > 1 && !c->tcp_renew)
+    if (k > 1 && !c->tcp_renew)
         tcp_many(c, tk, k);
-    for (size_t i = 0; i < n; i++) {
-        struct job *j = &m->jobs[i];
-
-        if (j->tcp)
-            c->srv[j->res->server]->st.tcp_gets++;
-    }
     for (size_t i = 0; i < k; i++)
         if (!tk[i].answered)
-            tcp_get(c, tk[i].job->key, tk[i].job->nkey, tk[i].job->res);
-    if (!tk) /* no room to sort them: one at a time */
-        for (size_t i = 0; i < n; i++)
-            if (m->jobs[i].tcp)
-                tcp_get(c, m->jobs[i].key, m->jobs[i].nkey, m->jobs[i].res);
-    free(tk);
+            tcp_get(c, tk[i].job->key, tk[i].job->nkey, tk[i].job->res,
+                    tk[i].job->into);
 }
 
-int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
-             const size_t *keylens, struct rdn_result *out)
+/* rdn_mget(), the values copied into into[i] when into is not NULL. */
+static int mget_run(struct rdn_conn *c, size_t n, const char *const *keys,
+                    const size_t *keylens, struct rdn_result *out,
+                    struct rdn_value *into)
 {
-    struct mget m = {0};
+    struct mget *m;
     int rc;
 
     if (!c || (n && (!keys || !keylens || !out)))
@@ -1378,48 +1449,63 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
         return rc;
     if (c->nsrv == 0)
         return -ENOTCONN; /* the application emptied the handle's list */
+    if (!c->m && !(c->m = calloc(1, sizeof(*c->m))))
+        return -ENOMEM;
+    m = c->m;
     /* First: a reconnection sets the depth that the flights are sized for. */
     for (uint32_t i = 0; i < c->nsrv; i++) {
         nic_retry(c->srv[i]);
         ctl_retry(c->srv[i]);
     }
-    rc = mget_plan(c, &m, n, keys, keylens, out);
-    if (rc < 0) {
-        mget_free(&m);
+    rc = mget_plan(c, m, n, keys, keylens, out, into);
+    if (rc < 0)
         return rc;
-    }
     for (uint32_t i = 0; i < c->nsrv; i++) {
-        struct lane *l = &m.lanes[i];
+        struct lane *l = &m->lanes[i];
 
         if (!on_nic(l->s))
             for (size_t k = 0; k < l->nq; k++)
                 to_tcp(l->q[k], l->s->why);
     }
-    run_nic(m.lanes, c->nsrv, c->opts.timeout_ms);
+    run_nic(m->lanes, c->nsrv, c->opts.timeout_ms);
     if (c->opts.no_fallback) {
         for (size_t i = 0; i < n; i++)
-            if (m.jobs[i].tcp)
+            if (m->jobs[i].tcp)
                 out[i].status = -EAGAIN;
     } else {
-        mget_tcp(c, &m, n);
+        mget_tcp(c, m, n);
     }
-    mget_free(&m);
     return 0;
+}
+
+int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
+             const size_t *keylens, struct rdn_result *out)
+{
+    return mget_run(c, n, keys, keylens, out, NULL);
+}
+
+/* One key through mget_run(); rdn_last_source() and _reason() follow it. */
+static int get_one(struct rdn_conn *c, const char *key, size_t keylen,
+                   struct rdn_result *r, struct rdn_value *into)
+{
+    int rc = mget_run(c, 1, &key, &keylen, r, into);
+
+    if (rc < 0)
+        return rc;
+    c->last_src = r->src;
+    c->last_why = r->src == RDN_SRC_TCP || r->status == -EAGAIN ? r->why : NULL;
+    return r->status;
 }
 
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,
             size_t *len, uint32_t *flags, uint64_t *cas)
 {
-    struct rdn_result r;
+    struct rdn_result r = {0};
     int rc;
 
     if (!c || !key || !value)
         return -EINVAL;
-    rc = rdn_mget(c, 1, &key, &keylen, &r);
-    if (rc < 0)
-        return rc;
-    c->last_src = r.src;
-    c->last_why = r.src == RDN_SRC_TCP ? r.why : NULL;
+    rc = get_one(c, key, keylen, &r, NULL);
     *value = r.value;
     if (len)
         *len = r.len;
@@ -1427,7 +1513,31 @@ int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,
         *flags = r.flags;
     if (cas)
         *cas = r.cas;
-    return r.status;
+    return rc;
+}
+
+int rdn_get_value(struct rdn_conn *c, const char *key, size_t keylen,
+                  struct rdn_value *v)
+{
+    struct rdn_result r = {0};
+    int rc;
+
+    if (!c || !key || !v || (v->cap && !v->buf))
+        return -EINVAL;
+    rc = get_one(c, key, keylen, &r, v);
+    v->len = rc == 0 ? r.len : 0;
+    v->flags = rc == 0 ? r.flags : 0;
+    v->cas = rc == 0 ? r.cas : 0;
+    v->src = r.src;
+    return rc;
+}
+
+void rdn_value_free(struct rdn_value *v)
+{
+    if (!v)
+        return;
+    free(v->buf);
+    memset(v, 0, sizeof(*v));
 }
 
 enum rdn_source rdn_last_source(const struct rdn_conn *c)

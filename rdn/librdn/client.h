@@ -139,6 +139,36 @@ enum rdn_source {
     RDN_SRC_TCP, /* asked over TCP */
 };
 
+/*
+ * A value that GETs reuse, as libmemcached's memcached_result_st: the
+ * bytes land in buf, which grows (realloc) when a value does not fit and
+ * is kept for the next GET, so GETs of values no larger than one seen
+ * before allocate nothing. Start from {0}, or with buf a malloc'ed block
+ * of cap bytes; free it with rdn_value_free().
+ */
+struct rdn_value {
+    char *buf;  /* the value and a NUL (not counted in len) */
+    size_t cap; /* bytes at buf */
+    size_t len;
+    uint32_t flags;
+    uint64_t cas;
+    enum rdn_source src; /* who answered (as rdn_last_source()) */
+};
+
+/*
+ * rdn_get() into v: on 0 the value is at v->buf (valid until v's next use
+ * or rdn_value_free()), with v->len, v->flags and v->cas; on any other
+ * return v->len is 0 and v->buf keeps the last buffer. Returns rdn_get()'s
+ * statuses; -ENOMEM when a larger buffer could not be had (v unchanged
+ * but for len), -EINVAL also for a v with cap but no buf. v belongs to the
+ * caller and may go with any connection; one thread at a time.
+ */
+int rdn_get_value(struct rdn_conn *c, const char *key, size_t keylen,
+                  struct rdn_value *v);
+
+/* Frees v's buffer and zeroes v (ready for reuse). NULL is a no-op. */
+void rdn_value_free(struct rdn_value *v);
+
 struct rdn_result {
     int status; /* as rdn_get() */
     char *value;
@@ -164,8 +194,10 @@ int rdn_mget(struct rdn_conn *c, size_t n, const char *const *keys,
              const size_t *keylens, struct rdn_result *out);
 
 /*
- * Return what answered the last rdn_get() on c, and why TCP did when it
- * did ("" after a NIC answer; valid until the connection's next call).
+ * Return what answered the last rdn_get() (or rdn_get_value()) on c, and
+ * why TCP did when it did, or why the NIC could not answer for sure when
+ * the GET failed with -EAGAIN ("" after a NIC answer; valid until the
+ * connection's next call).
  * rdn_mget() reports both per key instead (struct rdn_result).
  */
 enum rdn_source rdn_last_source(const struct rdn_conn *c);

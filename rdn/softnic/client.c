@@ -572,7 +572,9 @@ static int sn_cq_wait(struct rnic_cq *cq_, int timeout_ms)
         if (until > deadline)
             until = deadline;
         store_seq_cst(&cq->sh->armed, 1);
-        if (!head && sn_cq_head(cq))
+        /* Look again after arming: whatever the engine stored before it
+         * could see armed set gets no wake-up (pairs with sn_cq_push()). */
+        if (load_seq_cst(&cq->sh->overflow) || (!head && sn_cq_head(cq)))
             continue;
         sn_futex_wait(&cq->sh->evseq, seq,
                       until == UINT64_MAX ? -1 : (int64_t)(until - now));

@@ -64,7 +64,7 @@ void sn_cq_push(struct sn_thread *t, struct sn_cq *cq, struct sn_cqe *cqe)
     if (cq->overflowed || (!(cq->flags & RNIC_CQ_IGNORE_OVERRUN) &&
                            idx - load_acquire(&cq->sh->cons) >= cq->depth)) {
         cq->overflowed = true;
-        store_release(&cq->sh->overflow, 1);
+        store_seq_cst(&cq->sh->overflow, 1); /* before armed: see prod */
         if (lock)
             sn_cq_unlock(&cq->lock);
         sn_cq_notify(t, cq);
@@ -88,7 +88,12 @@ void sn_cq_push(struct sn_thread *t, struct sn_cq *cq, struct sn_cqe *cqe)
     slot->upto_ns = cq->last_ns;
     store_release(&slot->seq, (uint32_t)idx);
     store_seq_cst(&cq->count, idx + 1);
-    store_release(&cq->sh->prod, idx + 1);
+    /* seq_cst, not release: a waiter stores armed, then loads prod
+     * (rnic_cq_wait), and sn_cq_notify() wakes it only if it loads armed
+     * set. A release store may pass that later load (x86 reorders a store
+     * with a later load); then each side misses the other's store and the
+     * waiter sleeps out its timeout. */
+    store_seq_cst(&cq->sh->prod, idx + 1);
     if (lock)
         sn_cq_unlock(&cq->lock);
     sn_cq_notify(t, cq);
