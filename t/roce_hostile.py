@@ -4,13 +4,19 @@
 
 Run by t/roce_net.sh inside the namespace of the daemon's peer:
   roce_hostile.py SRC DST COUNT QPN_LO QPN_HI
-sends COUNT packets from SRC to DST:4791: random bytes, truncated and
+sends COUNT packets from SRC to DST:4791 (IPv4 or IPv6 addresses): random bytes, truncated and
 oversized headers, unknown opcodes, bad ICRCs, and well-formed packets with
 a right ICRC (computed here, independently of softnic) to QPNs in
 [QPN_LO, QPN_HI) with PSNs anywhere, bad rkeys, DMA lengths up to 2^32-1,
 payloads longer than any path MTU, and middle/last packets with no first.
 The daemon must drop or NAK them and keep running (the script checks
 nothing itself: t/roce_net.sh asks the daemon afterwards).
+
+  roce_hostile.py --flood SRC DST QPN PSN MTU BYTES
+forges, from the QP's own peer address and inside its PSN window, one
+SEND that never ends: a SEND First and then SEND Middle packets of MTU
+bytes each, BYTES in all, with right ICRCs. The responder must not hold
+more than the receive the SEND would consume.
 """
 import os
 import random
@@ -20,17 +26,23 @@ import sys
 import zlib
 
 IP_MTU_DISCOVER = 10
+IPV6_MTU_DISCOVER = 23
 IP_PMTUDISC_DO = 2
 
 
 def icrc(src, dst, sport, dport, bth):
     """ICRC of a packet sent from an unconnected UDP socket with DF set
-    (IP ID 0): CRC-32 over 8 ones, the masked IPv4 and UDP headers, the
+    (IPv4: ID 0): CRC-32 over 8 ones, the masked IP and UDP headers, the
     BTH with byte 4 masked, and the rest."""
     n = len(bth) + 4
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0xFF, 20 + 8 + n, 0, 0x4000,
-                     0xFF, 17, 0xFFFF, socket.inet_aton(src),
-                     socket.inet_aton(dst))
+    if ":" in src:  # traffic class, flow label, hop limit masked
+        ip = (b"\x6f\xff\xff\xff" + struct.pack("!HBB", 8 + n, 17, 0xFF) +
+              socket.inet_pton(socket.AF_INET6, src) +
+              socket.inet_pton(socket.AF_INET6, dst))
+    else:
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0xFF, 20 + 8 + n, 0, 0x4000,
+                         0xFF, 17, 0xFFFF, socket.inet_aton(src),
+                         socket.inet_aton(dst))
     udp = struct.pack("!HHHH", sport, dport, 8 + n, 0xFFFF)
     b = bytearray(bth)
     if len(b) > 4:
@@ -65,14 +77,40 @@ def forged(rng, lo, hi):
     return h
 
 
+def udp_socket(src):
+    """A UDP socket bound to src that never fragments; its port."""
+    if ":" in src:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IPV6, IPV6_MTU_DISCOVER, IP_PMTUDISC_DO)
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
+    s.bind((src, 0))
+    return s, s.getsockname()[1]
+
+
+def flood(src, dst, qpn, psn, mtu, total):
+    s, sport = udp_socket(src)
+    payload = os.urandom(mtu)
+    sent = 0
+    for k in range(max(1, total // mtu)):
+        h = bth(0x00 if k == 0 else 0x01, qpn, psn + k) + payload
+        s.sendto(h + struct.pack("<I", icrc(src, dst, sport, 4791, h)),
+                 (dst, 4791))
+        sent += len(payload)
+    print("flooded QPN %#x from PSN %#x with %d bytes of one SEND" %
+          (qpn, psn, sent))
+
+
 def main():
+    if sys.argv[1] == "--flood":
+        a = sys.argv[2:]
+        flood(a[0], a[1], int(a[2], 0), int(a[3], 0), int(a[4]), int(a[5]))
+        return
     src, dst = sys.argv[1], sys.argv[2]
     count, lo, hi = int(sys.argv[3]), int(sys.argv[4], 0), int(sys.argv[5], 0)
     rng = random.Random(1234)
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
-    s.bind((src, 0))
-    sport = s.getsockname()[1]
+    s, sport = udp_socket(src)
     sent = 0
     for i in range(count):
         kind = i % 5

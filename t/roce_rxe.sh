@@ -1,52 +1,97 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # t/roce_rxe.sh - softnic against a RoCE stack nobody here wrote: Linux's
-# rxe (Soft-RoCE) in a QEMU VM booted from Debian's kernel, rdma-core's
-# stock ibv_rc_pingpong inside it, rdn-pingpong on softnic in a host
-# network namespace joined to the VM by a tap device. The stock tool runs
-# as client and as server at 1, 4096 and 10000 bytes (one to ten packets);
-# rxe drops every packet whose ICRC is wrong, so exchanges that complete
-# prove softnic's packets right, and softnic's counters show it dropped
-# none of rxe's. Every packet both ways is captured and decoded by tshark:
-# none may be malformed. Needs root, qemu-system-x86 and linux-image-amd64
-# (scripts/setup installs them); skipped otherwise, or with
-# RDN_TEST_NO_VM=1.
+# rxe (Soft-RoCE) in the QEMU VM of t/vm/rxe-vm (Debian's kernel, rxe0 on
+# eth0 = 10.77.0.2), rdma-core's stock ibv_rc_pingpong inside it,
+# rdn-pingpong on softnic in the VM's host namespace (10.77.0.1, the tap).
+# The stock tool runs as client and as server at 1, 4096 and 10000 bytes
+# (one to ten packets); rxe drops every packet whose ICRC is wrong, so
+# exchanges that complete prove softnic's packets right, and softnic's
+# counters show it dropped none of rxe's. Every packet both ways is
+# captured and decoded by tshark: none may be malformed. Needs root,
+# qemu-system-x86, linux-image-amd64 and ibverbs-utils (scripts/setup
+# installs them); skipped otherwise, or with RDN_TEST_NO_VM=1.
 #
-# The VM needs no disk: a busybox initramfs mounts the host's / read-only
-# over 9p and chroots into it, so the guest runs the host's rdma-core.
-# KVM hangs on this kind of machine (no vmx/svm): TCG it is.
+# The guest runs the stock tool as rxe-vm checks (this script writes the
+# checklist); the host side (this script again, as RXE_VM_HOST_CMD, with
+# --host) runs the daemon, the capture and rdn-pingpong against them.
 set -u
 
 B=${top_builddir:-.}
 B=$(cd "$B" && pwd)
-KVER=$(ls /lib/modules | sort -V | grep -- -amd64 | tail -1)
-if [ "$(id -u)" != 0 ] || [ -n "${RDN_TEST_NO_VM:-}" ] ||
-    ! command -v qemu-system-x86_64 >/dev/null ||
-    ! command -v ibv_rc_pingpong >/dev/null || [ -z "$KVER" ] ||
-    [ ! -f "/boot/vmlinuz-$KVER" ] ||
-    [ ! -f "/lib/modules/$KVER/kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko" ]
-then
-    echo "SKIP: needs root, qemu, ibverbs-utils and a kernel with rdma_rxe"
-    exit 77
-fi
-NS=rxe$$
-dir=$(mktemp -d /tmp/roce_rxe.XXXXXX)
-chmod 755 "$dir"
-pass=0
-fail=0
+S=${top_srcdir:-.}
+S=$(cd "$S" && pwd)
 SIZES="1 4096 10000"
 
-cleanup() {
-    [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null
-    [ -n "${tpid:-}" ] && kill "$tpid" 2>/dev/null
-    pid=$(cat "$dir/n.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
-    sleep 0.3
-    ip netns del "$NS" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+# ---- the host side, in rxe-vm's namespace ----------------------------------
+# --host DIR: rdn-pingpong as server for each size (the guest's stock
+# clients), then as client of each stock server; verdicts in DIR/host.sum.
+if [ "${1:-}" = --host ]; then
+    dir=$2
+    nd="" tpid=""
+    stop() {
+        "$B/rdn/softnic/rdn-nicd" -s "$dir/n.sock" --status >"$dir/status"
+        [ -z "$tpid" ] || kill "$tpid" 2>/dev/null
+        [ -z "$nd" ] || kill "$nd" 2>/dev/null
+        wait 2>/dev/null
+        exit 0
+    }
+    trap stop TERM INT
+    if command -v tshark >/dev/null; then
+        tshark -i "$(ls /sys/class/net | grep -v '^lo$' | head -1)" \
+            -w "$dir/cap.pcap" -f "udp port 4791" >"$dir/tshark.log" 2>&1 &
+        tpid=$!
+        for _ in $(seq 200); do # it starts slowly
+            grep -q "^Capturing" "$dir/tshark.log" && break
+            sleep 0.05
+        done
+    fi
+    "$B/rdn/softnic/rdn-nicd" -s "$dir/n.sock" --listen 10.77.0.1 \
+        -l "$dir/n.log" &
+    nd=$!
+    for _ in $(seq 100); do [ -S "$dir/n.sock" ] && break; sleep 0.05; done
+    pp() {
+        RDN_NICD_SOCKET="$dir/n.sock" RDN_NICD_AUTOSTART=0 \
+            timeout 120 "$B/rdn/softnic/rdn-pingpong" "$@"
+    }
+    verdict() { # NAME STATUS
+        if [ "$2" = 0 ]; then v=PASS; else v=FAIL; fi
+        echo "$v $1" >>"$dir/host.sum"
+    }
+    for s in $SIZES; do
+        pp -p 18515 -s "$s" -n 20 >"$dir/srv$s.txt" 2>&1
+        verdict "rdn-pingpong server, stock ibv_rc_pingpong client, -s $s" $?
+    done
+    for s in $SIZES; do
+        st=1
+        for _ in $(seq 60); do # until the stock server listens
+            pp -p 18516 -s "$s" -n 20 10.77.0.2 >"$dir/cli$s.txt" 2>&1 && {
+                st=0
+                break
+            }
+            # Only a refused connection is worth another try: after an
+            # exchange, the stock server is gone (it serves one client).
+            grep -q "no connection" "$dir/cli$s.txt" || break
+            sleep 1
+        done
+        verdict "rdn-pingpong client, stock ibv_rc_pingpong server, -s $s" $st
+    done
+    touch "$dir/host.done"
+    while :; do sleep 1; done # until rxe-vm stops us
+fi
 
+# ---- the test ----------------------------------------------------------------
+if [ "$(id -u)" != 0 ] || [ -n "${RDN_TEST_NO_VM:-}" ] ||
+    ! command -v ibv_rc_pingpong >/dev/null; then
+    echo "SKIP: needs root and ibverbs-utils (and what t/vm/rxe-vm needs)"
+    exit 77
+fi
+dir=$(mktemp -d /tmp/roce_rxe.XXXXXX)
+chmod 755 "$dir"
+trap 'rm -rf "$dir"' EXIT
+trap 'exit 1' INT TERM
+pass=0
+fail=0
 result() { # NAME STATUS
     if [ "$2" = 0 ]; then
         pass=$((pass + 1))
@@ -57,115 +102,38 @@ result() { # NAME STATUS
     fi
 }
 
-# The initramfs: busybox, the virtio and 9p modules, an init that mounts
-# the host and runs guest.sh in it.
-R=$dir/root
-M=/lib/modules/$KVER
-mkdir -p "$R/bin" "$R/proc" "$R/sys" "$R/dev" "$R/host" "$R/out" "$dir/out"
-cp /bin/busybox "$R/bin/busybox"
-for c in sh mount modprobe chroot poweroff; do ln -s busybox "$R/bin/$c"; done
-for m in virtio_pci virtio_net 9pnet_virtio 9p; do
-    for f in $(grep -E "/$m\.ko:" "$M/modules.dep" | tr -d ':'); do
-        mkdir -p "$R$M/$(dirname "$f")"
-        cp "$M/$f" "$R$M/$f"
-    done
-done
-cp "$M/modules.dep" "$R$M/"
-cat >"$R/init" <<EOI
-#!/bin/sh
-mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-for m in virtio_pci virtio_net 9pnet_virtio 9p; do modprobe \$m; done
-mount -t 9p -o trans=virtio,version=9p2000.L,ro host /host
-mount -t 9p -o trans=virtio,version=9p2000.L out /out
-mount -t proc proc /host/proc; mount -t sysfs sys /host/sys
-mount -t devtmpfs dev /host/dev; mount --bind /out /host/mnt
-chroot /host /bin/sh $dir/guest.sh >/out/guest.log 2>&1
-poweroff -f
-EOI
-chmod +x "$R/init"
-(cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$dir/initramfs.gz"
-
-# In the guest: rxe on eth0, then the stock tool as client, then as server.
-cat >"$dir/guest.sh" <<EOG
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-modprobe crc32_generic && modprobe rdma_rxe
-ip link set lo up && ip link set eth0 up && ip addr add 10.80.0.2/24 dev eth0
-rdma link add rxe0 type rxe netdev eth0
-ibv_devinfo -d rxe0 | grep -q PORT_ACTIVE && echo "rxe0 active"
+# The guest's checks: the stock client (again while the host's server is
+# not up yet: a refused connection), then the stock server.
 for s in $SIZES; do
-    timeout 90 ibv_rc_pingpong -d rxe0 -g 1 -p 18515 -s \$s -n 20 10.80.0.1
-    echo "stock client -s \$s: \$?"
-done
+    echo "stock-client-$s for i in \$(seq 60); do" \
+        "o=\$(ibv_rc_pingpong -d rxe0 -g 1 -p 18515 -s $s -n 20 10.77.0.1 2>&1);" \
+        "rc=\$?; echo \"\$o\"; echo \"\$o\" | grep -q \"Couldn't connect\" ||" \
+        "exit \$rc; sleep 1; done; exit 1"
+done >"$dir/checklist"
 for s in $SIZES; do
-    timeout 90 ibv_rc_pingpong -d rxe0 -g 1 -p 18516 -s \$s -n 20
-    echo "stock server -s \$s: \$?"
-done
-EOG
+    echo "stock-server-$s ibv_rc_pingpong -d rxe0 -g 1 -p 18516 -s $s -n 20"
+done >>"$dir/checklist"
 
-ip netns add "$NS" && ip -n "$NS" link set lo up &&
-ip netns exec "$NS" ip tuntap add dev tap0 mode tap &&
-ip -n "$NS" addr add 10.80.0.1/24 dev tap0 && ip -n "$NS" link set tap0 up || {
-    echo "FAIL: cannot build the namespace"
-    exit 1
-}
-ip netns exec "$NS" "$B/rdn/softnic/rdn-nicd" -s "$dir/n.sock" \
-    --listen 10.80.0.1 -l "$dir/n.log" -p "$dir/n.pid" &
-for _ in $(seq 100); do
-    [ -S "$dir/n.sock" ] && [ -f "$dir/n.pid" ] && break
-    sleep 0.05
-done
-if command -v tshark >/dev/null; then
-    ip netns exec "$NS" tshark -q -i tap0 -w "$dir/cap.pcap" \
-        -f "udp port 4791" >/dev/null 2>&1 &
-    tpid=$!
+RXE_VM_HOST_CMD="$S/t/roce_rxe.sh --host $dir" \
+    "$S/t/vm/rxe-vm" "$dir/results" "$dir/checklist" >"$dir/vm.out" 2>&1
+rc=$?
+if [ $rc = 77 ]; then
+    cat "$dir/vm.out"
+    exit 77
 fi
-ip netns exec "$NS" qemu-system-x86_64 -accel tcg -cpu max -m 768 \
-    -nographic -no-reboot -kernel "/boot/vmlinuz-$KVER" \
-    -initrd "$dir/initramfs.gz" -append "console=ttyS0 panic=-1 quiet" \
-    -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
-    -virtfs "local,path=$dir/out,mount_tag=out,security_model=none" \
-    -netdev tap,id=n0,ifname=tap0,script=no,downscript=no \
-    -device virtio-net-pci,netdev=n0 >"$dir/qemu.log" 2>&1 &
-qpid=$!
-
-pp() {
-    ip netns exec "$NS" env RDN_NICD_SOCKET="$dir/n.sock" RDN_NICD_AUTOSTART=0 \
-        timeout 120 "$B/rdn/softnic/rdn-pingpong" "$@"
-}
+[ $rc = 2 ] && tail -40 "$dir/vm.out"
+while read -r v name; do
+    [ "$v" = PASS ]
+    result "$name" $?
+done <"$dir/host.sum"
 for s in $SIZES; do
-    pp -p 18515 -s "$s" -n 20 >"$dir/srv$s.txt" 2>&1
-    result "rdn-pingpong server, stock ibv_rc_pingpong client, -s $s" $?
-done
-for s in $SIZES; do
-    st=1
-    for _ in $(seq 60); do # until the stock server listens
-        : >"$dir/cli$s.txt"
-        pp -p 18516 -s "$s" -n 20 10.80.0.2 >"$dir/cli$s.txt" 2>&1 && {
-            st=0
-            break
-        }
-        # Only a refused connection is worth another try: after an
-        # exchange, the stock server is gone (it serves one client).
-        grep -q "no connection" "$dir/cli$s.txt" || break
-        sleep 1
-    done
-    [ "$st" = 0 ] || cat "$dir/cli$s.txt"
-    result "rdn-pingpong client, stock ibv_rc_pingpong server, -s $s" $st
-done
-wait "$qpid"
-qpid=
-for s in $SIZES; do
-    grep -q "stock client -s $s: 0" "$dir/out/guest.log" &&
-        grep -q "stock server -s $s: 0" "$dir/out/guest.log"
+    grep -q "^PASS stock-client-$s\$" "$dir/results/summary" &&
+        grep -q "^PASS stock-server-$s\$" "$dir/results/summary"
     result "the stock tool finished -s $s both ways" $?
 done
-"$B/rdn/softnic/rdn-nicd" -s "$dir/n.sock" --status >"$dir/status"
 grep -q " drops 0" "$dir/status"
 result "softnic dropped none of rxe's packets (ICRC, headers)" $?
-if [ -n "${tpid:-}" ]; then
-    kill "$tpid"
-    wait "$tpid" 2>/dev/null
-    tpid=
+if [ -f "$dir/cap.pcap" ]; then
     n=$(tshark -r "$dir/cap.pcap" --disable-protocol rpcordma 2>/dev/null |
         wc -l)
     bad=$(tshark -r "$dir/cap.pcap" --disable-protocol rpcordma \
@@ -174,6 +142,6 @@ if [ -n "${tpid:-}" ]; then
     [ "$n" -gt 100 ] && [ "$bad" = 0 ]
     result "tshark decodes every packet both ways" $?
 fi
-[ "$fail" = 0 ] || { tail -20 "$dir/out/guest.log"; cat "$dir/status"; }
+[ "$fail" = 0 ] || { cat "$dir/vm.out"; cat "$dir/status"; }
 echo "tally: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -9,7 +9,10 @@
  * RDN_TEST_ROUNDS repeats the data tests (under netem loss, reordering,
  * duplication): every operation must complete exactly once, with exact
  * data. RDN_TEST_KILL=1 runs only the peer-death test (the script kills
- * daemon B when told through RDN_TEST_KILL_FIFO).
+ * daemon B when told through RDN_TEST_KILL_FIFO). RDN_TEST_FLOOD=1 runs
+ * only the forged-SEND test: it writes the QPNs and expected PSNs of its
+ * two target QPs to the fifo RDN_TEST_FLOOD_OUT, the script floods them
+ * (t/roce_hostile.py --flood) and writes a line to RDN_TEST_FLOOD_IN.
  */
 #include "config.h"
 
@@ -118,6 +121,17 @@ static struct rnic_wc one(struct rnic_cq *cq, int st)
     ck_assert_msg(wc.status == st, "status %s, want %s",
                   rnic_wc_status_str(wc.status), rnic_wc_status_str(st));
     return wc;
+}
+
+/* Posts and rings a SEND of len bytes from A's memory on q. */
+static void send_a(struct tq *q, uint32_t len)
+{
+    struct tw w;
+
+    tw_ctrl(&w, MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_data(&w, len, A.mr->lkey, A.mem);
+    tq_post(q, &w);
+    tq_ring(q);
 }
 
 static const uint32_t sizes[] = {0,    1,    255,   256,   1023,   1024,
@@ -397,16 +411,12 @@ START_TEST(send_too_long_is_invalid_request)
 {
     struct tq a, b;
     struct rnic_sge sge = {(uintptr_t)B.mem, 100, B.mr->lkey};
-    struct tw w;
 
     qp_make(&a, &A, 0, 7, 7);
     qp_make(&b, &B, 4, 7, 7);
     tq_connect(&a, &b);
     ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, 1), 0);
-    tw_ctrl(&w, MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE);
-    tw_data(&w, 3000, A.mr->lkey, A.mem);
-    tq_post(&a, &w);
-    tq_ring(&a);
+    send_a(&a, 3000);
     one(A.scq, RNIC_WC_REM_INV_REQ_ERR);
     one(B.rcq, RNIC_WC_LOC_LEN_ERR);
 }
@@ -457,6 +467,99 @@ START_TEST(rnr_retry_exhausted)
     tq_post(&c, &w);
     tq_ring(&c);
     one(A.scq, RNIC_WC_SUCCESS);
+}
+END_TEST
+
+/* A RoCE counter of the daemon on sock (rdn-nicd --status). */
+static uint64_t counter(const char *sock, const char *name)
+{
+    const char *nicd = getenv("RDN_TEST_NICD");
+    char cmd[512], word[64];
+    unsigned long long v = 0;
+    bool next = false;
+    FILE *f;
+
+    ck_assert_msg(nicd, "RDN_TEST_NICD not set (run t/roce_net.sh)");
+    snprintf(cmd, sizeof(cmd), "%s -s %s --status", nicd, sock);
+    f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fscanf(f, "%63s", word) == 1) {
+        if (next) {
+            v = strtoull(word, NULL, 10);
+            break;
+        }
+        next = strcmp(word, name) == 0;
+    }
+    pclose(f);
+    ck_assert_msg(next, "no counter %s", name);
+    return v;
+}
+
+/*
+ * Two receives for ten SENDs: the responder's ACKs say it has no more, so
+ * the requester holds the rest and sends only one at a time to find out
+ * when receives come (each RNR round resends one message, not the eight
+ * behind it); once receives are posted, all ten complete in order.
+ */
+START_TEST(credits_hold_sends)
+{
+    enum { N = 10, LEN = 9000 };
+    const char *sa = getenv("RDN_TEST_SOCK_A");
+    struct tq a, b;
+    struct rnic_wc wc[N];
+    uint64_t rnr0, re0, held0, rnr, re;
+    uint32_t npkt;
+    struct rnic_addr ab;
+
+    qp_make(&a, &A, 0, 7, 7);
+    qp_make(&b, &B, 64, 7, 7);
+    tq_connect(&a, &b);
+    ck_assert_int_eq(rnic_qp_addr(b.qp, &ab), 0);
+    npkt = (LEN + rnic_mtu_bytes(ab.mtu) - 1) / rnic_mtu_bytes(ab.mtu);
+    for (int i = 0; i < 2; i++) {
+        struct rnic_sge sge = {(uintptr_t)B.mem + i * 16384ull, LEN,
+                               B.mr->lkey};
+
+        ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, i), 0);
+    }
+    rnr0 = counter(sa, "rnr_naks_rx");
+    re0 = counter(sa, "retrans");
+    held0 = counter(sa, "credit_waits");
+    fill(A.mem, N * 16384, 77);
+    for (int i = 0; i < N; i++) {
+        struct tw w;
+
+        tw_ctrl(&w, MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE);
+        tw_data(&w, LEN, A.mr->lkey, A.mem + i * 16384ull);
+        tq_post(&a, &w);
+    }
+    tq_ring(&a);
+    ck_assert_int_eq(tpoll(A.scq, wc, 2, 3 * TMS), 2);
+    ck_assert_int_eq(tquiet(A.scq, 300), 0);
+    re = counter(sa, "retrans") - re0; /* first: rnr then counts them all */
+    rnr = counter(sa, "rnr_naks_rx") - rnr0;
+    ck_assert_uint_gt(rnr, 0);
+    ck_assert_msg(re <= (rnr + 1) * npkt,
+                  "%llu packets resent for %llu RNR NAKs (%u per SEND)",
+                  (unsigned long long)re, (unsigned long long)rnr, npkt);
+    ck_assert_uint_gt(counter(sa, "credit_waits"), held0);
+    for (int i = 2; i < N; i++) {
+        struct rnic_sge sge = {(uintptr_t)B.mem + i * 16384ull, LEN,
+                               B.mr->lkey};
+
+        ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, i), 0);
+    }
+    ck_assert_int_eq(tpoll(A.scq, wc + 2, N - 2, 3 * TMS), N - 2);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(wc[i].status, RNIC_WC_SUCCESS);
+        ck_assert_int_eq(wc[i].wqe_counter, (uint16_t)(a.pi - N + i));
+    }
+    ck_assert_int_eq(tpoll(B.rcq, wc, N, 3 * TMS), N);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(wc[i].status, RNIC_WC_SUCCESS);
+        ck_assert_int_eq(wc[i].wr_id, i);
+        ck_assert(memcmp(A.mem + i * 16384ull, B.mem + i * 16384ull, LEN) == 0);
+    }
 }
 END_TEST
 
@@ -538,17 +641,19 @@ static void write_both_ways(struct tq *a, struct tdev *ad, struct tq *b,
 /* A daemon listening on one address speaks only from it. */
 START_TEST(set_gid_one_address)
 {
-    struct rnic_addr ad;
+    struct rnic_addr ad, aa, ab;
     uint8_t gid[16];
     struct tq a, b;
 
     qp_make(&a, &A, 0, 7, 7);
     qp_make(&b, &B, 0, 7, 7);
-    gid_of(gid, "10.77.0.2"); /* B's, not A's */
+    /* the daemons' addresses (IPv4 or IPv6, whichever they listen on) */
+    ck_assert_int_eq(rnic_qp_addr(a.qp, &aa), 0);
+    ck_assert_int_eq(rnic_qp_addr(b.qp, &ab), 0);
+    ck_assert_int_eq(rnic_qp_set_gid(a.qp, ab.gid), -EADDRNOTAVAIL);
+    memset(gid, 0, sizeof(gid)); /* nobody's */
     ck_assert_int_eq(rnic_qp_set_gid(a.qp, gid), -EADDRNOTAVAIL);
-    memset(gid, 0, sizeof(gid)); /* not IPv4 */
-    ck_assert_int_eq(rnic_qp_set_gid(a.qp, gid), -EADDRNOTAVAIL);
-    gid_of(gid, "10.77.0.1");
+    memcpy(gid, aa.gid, sizeof(gid));
     ck_assert_int_eq(rnic_qp_set_gid(a.qp, gid), 0);
     ck_assert_int_eq(rnic_qp_addr(a.qp, &ad), 0);
     ck_assert(memcmp(ad.gid, gid, 16) == 0 && (ad.flags & RNIC_ADDR_GID));
@@ -636,6 +741,75 @@ START_TEST(peer_daemon_killed)
 }
 END_TEST
 
+/* ---- a forged SEND that never ends -------------------------------------- */
+
+static uint32_t addr_u32(be32 v)
+{
+    return be32_to_cpu(v);
+}
+
+/*
+ * The script forges one endless SEND into b (a 4 KiB receive posted) and
+ * one into b2 (a receive queue, nothing posted), from A's address and at
+ * the PSNs B expects. b runs out of receive: a local length error for the
+ * receive, the QP in error; b2 answers with an RNR NAK and stays usable;
+ * every other QP is untouched. (The script checks B's memory.)
+ */
+START_TEST(forged_endless_send)
+{
+    const char *out = getenv("RDN_TEST_FLOOD_OUT");
+    const char *in = getenv("RDN_TEST_FLOOD_IN");
+    struct rnic_sge sge = {(uintptr_t)B.mem, 4096, B.mr->lkey};
+    struct rnic_sge sge2 = {(uintptr_t)B.mem + BIG, 8192, B.mr->lkey};
+    struct rnic_addr aa, ab, aa2, ab2;
+    struct tq a, b, a2, b2, c, d;
+    struct tw w;
+    char line[16];
+    FILE *f;
+
+    ck_assert_msg(out && in, "RDN_TEST_FLOOD_OUT / _IN not set");
+    qp_make(&a, &A, 0, 7, 7);
+    qp_make(&b, &B, 4, 7, 7);
+    tq_connect(&a, &b);
+    qp_make(&a2, &A, 0, 7, 7);
+    qp_make(&b2, &B, 4, 7, 7);
+    tq_connect(&a2, &b2);
+    bystander_pair(&c, &d, &B);
+    ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, 1), 0);
+    ck_assert_int_eq(rnic_qp_addr(a.qp, &aa), 0);
+    ck_assert_int_eq(rnic_qp_addr(b.qp, &ab), 0);
+    ck_assert_int_eq(rnic_qp_addr(a2.qp, &aa2), 0);
+    ck_assert_int_eq(rnic_qp_addr(b2.qp, &ab2), 0);
+    f = fopen(out, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%#x %#x %#x %#x\n", addr_u32(ab.qpn), addr_u32(aa.psn),
+            addr_u32(ab2.qpn), addr_u32(aa2.psn));
+    fclose(f);
+    f = fopen(in, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    fclose(f);
+
+    one(B.rcq, RNIC_WC_LOC_LEN_ERR);
+    ck_assert_int_eq(rnic_qp_state(b.qp), RNIC_QPS_ERR);
+    ck_assert_int_eq(rnic_qp_state(b2.qp), RNIC_QPS_RTS);
+    /* The real requester's SEND into b2 goes through. */
+    fill(A.mem, 5000, 3);
+    ck_assert_int_eq(rnic_post_recv(b2.qp, &sge2, 1, 2), 0);
+    send_a(&a2, 5000);
+    one(A.scq, RNIC_WC_SUCCESS);
+    ck_assert_int_eq(one(B.rcq, RNIC_WC_SUCCESS).byte_len, 5000);
+    ck_assert(memcmp(A.mem, B.mem + BIG, 5000) == 0);
+    tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_raddr(&w, (uintptr_t)B.mem + 2 * BIG, B.mr->rkey);
+    tw_data(&w, 3000, A.mr->lkey, A.mem);
+    tq_post(&c, &w);
+    tq_ring(&c);
+    one(A.scq, RNIC_WC_SUCCESS);
+    ck_assert(memcmp(A.mem, B.mem + 2 * BIG, 3000) == 0);
+}
+END_TEST
+
 static void kill_setup(void)
 {
     open_dev(&A, "RDN_TEST_SOCK_A");
@@ -653,6 +827,7 @@ static Suite *mk(void)
     Suite *s = suite_create("roce_net");
     TCase *tc = tcase_create("ops");
     bool kill = getenv("RDN_TEST_KILL") && atoi(getenv("RDN_TEST_KILL"));
+    bool flood = getenv("RDN_TEST_FLOOD") && atoi(getenv("RDN_TEST_FLOOD"));
 
     tcase_set_timeout(tc, 120);
     if (kill) {
@@ -662,6 +837,11 @@ static Suite *mk(void)
         return s;
     }
     tcase_add_checked_fixture(tc, setup, teardown);
+    if (flood) {
+        tcase_add_test(tc, forged_endless_send);
+        suite_add_tcase(s, tc);
+        return s;
+    }
     tcase_add_test(tc, send_all_sizes);
     tcase_add_test(tc, write_all_sizes);
     tcase_add_test(tc, read_all_sizes);
@@ -673,6 +853,7 @@ static Suite *mk(void)
         tcase_add_test(tc, send_too_long_is_invalid_request);
         tcase_add_test(tc, rnr_then_receive);
         tcase_add_test(tc, rnr_retry_exhausted);
+        tcase_add_test(tc, credits_hold_sends);
         tcase_add_test(tc, peer_qp_destroyed_retry_exceeded);
         tcase_add_test(tc, same_daemon_in_memory);
         tcase_add_test(tc, set_gid_one_address);

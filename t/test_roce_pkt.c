@@ -199,6 +199,41 @@ START_TEST(icrc_ipv4)
 }
 END_TEST
 
+/*
+ * The ICRC over an IPv6 packet (A17.8.3): traffic class, flow label and
+ * hop limit count as ones, payload length, next header and the addresses
+ * as they are. The golden value: zlib.crc32 over 8 x 0xff, 6f ff ff ff
+ * 00 1c 11 ff, fd77::1, fd77::2, the UDP header with checksum ff ff, the
+ * BTH with byte 4 ff, and the payload.
+ */
+START_TEST(icrc_ipv6)
+{
+    static const uint8_t ip[40] = {
+        0x61, 0x2a, 0xbc,        0xde,
+        0x00, 0x1c, 0x11,        0x40, /* TC 0x12, flow */
+        0xfd, 0x77, [23] = 0x01,       /* fd77::1 */
+        0xfd, 0x77, [39] = 0x02,       /* fd77::2 */
+    };
+    static const uint8_t udp[] = {0xc0, 0x00, 0x12, 0xb7,
+                                  0x00, 0x1c, 0x98, 0x76};
+    uint8_t bth[] = {0x04, 0x90, 0xff, 0xff, 0x00, 0x00, 0x01, 0x23, 0x80, 0x00,
+                     0x04, 0x56, 'a',  'b',  'c',  0x00, 0,    0,    0,    0};
+    uint8_t ip2[sizeof(ip)];
+
+    ck_assert_uint_eq(roce_icrc(ip, sizeof(ip), udp, bth, 16), 0x15da3e06u);
+    memcpy(ip2, ip, sizeof(ip));
+    ip2[1] = 0x00; /* traffic class and flow label */
+    ip2[2] = ip2[3] = 0;
+    ip2[7] = 1; /* hop limit */
+    ck_assert_uint_eq(roce_icrc(ip2, sizeof(ip2), udp, bth, 16), 0x15da3e06u);
+    ip2[39] = 3; /* another destination */
+    ck_assert_uint_ne(roce_icrc(ip2, sizeof(ip2), udp, bth, 16), 0x15da3e06u);
+    ip2[39] = 2;
+    ip2[5] = 0x1d; /* payload length */
+    ck_assert_uint_ne(roce_icrc(ip2, sizeof(ip2), udp, bth, 16), 0x15da3e06u);
+}
+END_TEST
+
 START_TEST(decode_rejects)
 {
     static const uint8_t ack[] = {0x11, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00,
@@ -253,6 +288,7 @@ static Suite *mk(void)
     tcase_add_test(tc, atomic_ack);
     tcase_add_test(tc, send_last_imm);
     tcase_add_test(tc, icrc_ipv4);
+    tcase_add_test(tc, icrc_ipv6);
     tcase_add_test(tc, decode_rejects);
     tcase_add_test(tc, credits_and_rnr_timer);
     suite_add_tcase(s, tc);

@@ -67,6 +67,8 @@ static void sn_stats_roce(struct sn_engine *e, struct sn_ctl_resp *resp)
     resp->u.stats.rnr_naks_tx = st.rnr_naks_tx;
     resp->u.stats.dups_rx = st.dups_rx;
     resp->u.stats.roce_errors = st.errors;
+    resp->u.stats.credit_waits = st.credit_waits;
+    resp->u.stats.raw_in = st.raw_in;
     for (int i = 0; i < SN_RC_DROP_N; i++)
         resp->u.stats.drops += st.drops[i];
 }

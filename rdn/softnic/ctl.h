@@ -137,7 +137,7 @@ struct sn_ctl_resp {
             /* RoCE endpoint counters (0 without --listen) */
             uint64_t roce_tx, roce_rx, retrans, timeouts;
             uint64_t seq_naks_rx, seq_naks_tx, rnr_naks_rx, rnr_naks_tx;
-            uint64_t dups_rx, roce_errors, drops;
+            uint64_t dups_rx, roce_errors, drops, credit_waits, raw_in;
         } stats;
         struct rnic_addr addr; /* QP_ADDR */
     } u;

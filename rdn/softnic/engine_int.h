@@ -521,6 +521,14 @@ uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
                          const struct sn_pkt *p, uint64_t len, unsigned need);
 /* Receive WQEs posted and enabled, not yet consumed. */
 uint32_t sn_rq_avail(struct sn_qp *qp);
+/*
+ * The bytes the receive a SEND arriving now will consume can hold (its
+ * scatter list, posted whether or not enabled yet), at most SN_MAX_MSG:
+ * the bound of a SEND's reassembly. Returns false if no receive is posted
+ * (an RNR); true with *room 0 for a QP without a receive queue (the SEND
+ * is an invalid request). Owner thread.
+ */
+bool sn_rq_head_room(const struct sn_qp *qp, uint64_t *room);
 /* Sends a response packet for request req (responder side). */
 void sn_respond(struct sn_thread *t, struct sn_qp *qp, const struct sn_pkt *req,
                 uint8_t type, uint8_t status, const void *data, uint32_t len,

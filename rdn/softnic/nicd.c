@@ -125,13 +125,13 @@ static void usage(FILE *f)
         "exit)\n"
         "  -l, --log FILE      append log lines to FILE (default: stderr)\n"
         "      --listen ADDR   speak RoCEv2 (RC over UDP) with other hosts on\n"
-        "                      the IPv4 address ADDR[:PORT] (port default "
-        "4791;\n"
-        "                      default: $RDN_NICD_LISTEN, else nowhere: QPs\n"
-        "                      reach only QPs of this daemon). 0.0.0.0: every\n"
+        "                      ADDR: A.B.C.D[:PORT], X:..:Y or [X:..:Y]:PORT\n"
+        "                      (IPv6; port default 4791; default:\n"
+        "                      $RDN_NICD_LISTEN, else nowhere: QPs reach\n"
+        "                      only QPs of this daemon). 0.0.0.0: every IPv4\n"
         "                      address of the host, each QP speaking from the\n"
         "                      one its application gives it (memcached: the\n"
-        "                      one its client connected to). Needs "
+        "                      one its client connected to). IPv4 needs "
         "CAP_NET_RAW.\n"
         "                      RoCE has no authentication beyond QPN, PSN and\n"
         "                      rkey: anyone who can send to ADDR can forge\n"
@@ -140,6 +140,7 @@ static void usage(FILE *f)
         "(default),\n"
         "                      2048 or 4096; the link must carry it plus 60 "
         "bytes\n"
+        "                      (80 over IPv6)\n"
         "      --rc-timeout N  ACK timeout of QPs whose application sets "
         "none:\n"
         "                      4.096 us * 2^N, N 1..31 (default 14: 67 ms, as\n"
@@ -302,7 +303,7 @@ static int print_status(const char *path)
            resp.u.stats.mrs, resp.u.stats.cqs, resp.u.stats.qps);
     printf("roce tx %llu rx %llu retrans %llu timeouts %llu seq_naks_rx %llu "
            "seq_naks_tx %llu rnr_naks_rx %llu rnr_naks_tx %llu dups_rx %llu "
-           "errors %llu drops %llu\n",
+           "errors %llu drops %llu credit_waits %llu raw_in %llu\n",
            (unsigned long long)resp.u.stats.roce_tx,
            (unsigned long long)resp.u.stats.roce_rx,
            (unsigned long long)resp.u.stats.retrans,
@@ -313,7 +314,9 @@ static int print_status(const char *path)
            (unsigned long long)resp.u.stats.rnr_naks_tx,
            (unsigned long long)resp.u.stats.dups_rx,
            (unsigned long long)resp.u.stats.roce_errors,
-           (unsigned long long)resp.u.stats.drops);
+           (unsigned long long)resp.u.stats.drops,
+           (unsigned long long)resp.u.stats.credit_waits,
+           (unsigned long long)resp.u.stats.raw_in);
     return 0;
 }
 

@@ -7,20 +7,22 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "rdn/softnic/oob.h"
 
-int oob_open(const char *host, int port)
+/* The channel over one address family (AF_UNSPEC: any). */
+static int oob_open_family(const char *host, int port, int family)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+    struct addrinfo hints = {.ai_family = family,
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = host ? 0 : AI_PASSIVE};
     struct addrinfo *res, *t;
     char service[16];
-    int fd = -1, one = 1, err = -EADDRNOTAVAIL;
+    int fd = -1, one = 1, zero = 0, err = -EADDRNOTAVAIL;
 
     snprintf(service, sizeof(service), "%d", port);
     if (getaddrinfo(host, service, &hints, &res) != 0)
@@ -32,6 +34,8 @@ int oob_open(const char *host, int port)
             continue;
         }
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (t->ai_family == AF_INET6) /* a listener on :: takes IPv4 too */
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
         if (host ? connect(fd, t->ai_addr, t->ai_addrlen) == 0
                  : bind(fd, t->ai_addr, t->ai_addrlen) == 0 &&
                        listen(fd, 1) == 0)
@@ -51,6 +55,20 @@ int oob_open(const char *host, int port)
         fd = c < 0 ? err : c;
     }
     return fd;
+}
+
+/*
+ * A server listens on :: (IPv4 peers arrive mapped), or on 0.0.0.0 where
+ * the host has IPv6 off, so it serves a peer of either family.
+ */
+int oob_open(const char *host, int port)
+{
+    int fd;
+
+    if (host)
+        return oob_open_family(host, port, AF_UNSPEC);
+    fd = oob_open_family(NULL, port, AF_INET6);
+    return fd >= 0 ? fd : oob_open_family(NULL, port, AF_INET);
 }
 
 int oob_read_full(int fd, void *buf, size_t n)

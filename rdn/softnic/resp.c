@@ -105,6 +105,29 @@ uint32_t sn_rq_avail(struct sn_qp *qp)
     return n;
 }
 
+bool sn_rq_head_room(const struct sn_qp *qp, uint64_t *room)
+{
+    const struct mlx5_data_seg *seg;
+    uint64_t n = 0;
+
+    *room = 0;
+    if (!qp->rq_cnt)
+        return true;
+    if (!sn_rq_posted(qp))
+        return false;
+    seg = (const void *)(qp->rq + (size_t)(qp->rq_ci & (qp->rq_cnt - 1)) *
+                                      qp->rq_stride);
+    for (uint32_t i = 0; i < qp->rq_sge && n < SN_MAX_MSG; i++) {
+        uint32_t bc = be32_to_cpu(seg[i].byte_count);
+
+        if (be32_to_cpu(seg[i].lkey) == MLX5_INVALID_LKEY)
+            break;
+        n += bc ? bc : SN_MAX_MSG;
+    }
+    *room = n < SN_MAX_MSG ? n : SN_MAX_MSG;
+    return true;
+}
+
 /* Is a receive available? Arms rnr_wait first when there is none. */
 static bool sn_rq_ready(struct sn_qp *qp)
 {

@@ -16,6 +16,15 @@
  * restores both. Completed messages go to the engine in order as
  * message-level responses (sn_qp_response), which completes the WQEs.
  *
+ * End-to-end credits (IBA 9.7.7.2): every ACK's AETH says how many
+ * receive WQEs the responder has beyond the message its MSN names; a
+ * message that consumes one (SEND, WRITE with immediate) is first sent
+ * only within that limit, or, with no credit, when no other such message
+ * is unacknowledged (one at a time, to learn of new receives from its
+ * ACK or RNR NAK), so a responder short of receives costs one message per
+ * RNR round, not the whole window. Credit code 31 means no limit. Until
+ * the first ACK the requester has no credit.
+ *
  * Responder: packets must come in PSN order (ePSN). Multi-packet SENDs
  * and WRITEs are reassembled and handed to the engine's responder as one
  * message, so memory is touched only once the message is whole and valid;
@@ -51,9 +60,9 @@
 #define SN_RC_ACKREQ  16  /* AckReq on every this many packets of a message */
 #define SN_RC_ATOMICS 16  /* saved atomic results for duplicates */
 #define SN_RC_MAX_PKT (ROCE_MAX_HDR + 4096 + 4 + ROCE_ICRC_LEN)
-/* Wire packets: the source GID, the destination IPv4 address, the BTH. */
+/* Wire packets: the source GID, the destination GID, the BTH. */
 #define SN_RC_GID_LEN  16
-#define SN_RC_ADDR_LEN (SN_RC_GID_LEN + 4)
+#define SN_RC_ADDR_LEN (2 * SN_RC_GID_LEN)
 
 /* A request message in the requester's queue. */
 struct sn_rc_msg {
@@ -64,14 +73,17 @@ struct sn_rc_msg {
     uint8_t *have; /* READ: bitmap of the response packets received */
     bool gap;      /* READ: asked again after a gap (once until a timeout) */
     uint64_t orig;
-    bool done; /* READ / atomic: answered */
+    bool done;      /* READ / atomic: answered */
+    bool recv;      /* consumes a receive WQE (SEND, WRITE_IMM) */
+    uint32_t ssn;   /* message sequence number, as the responder's MSN */
+    uint32_t nrecv; /* receive-consuming messages queued up to this one */
 };
 
 struct sn_rc {
     struct sn_qp *qp;
-    struct sockaddr_in peer;
+    union sn_sockaddr peer;
     uint8_t peer_gid[16];
-    struct in_addr src; /* the address it speaks from */
+    uint8_t src_gid[16]; /* the address it speaks from */
     uint32_t mtu;
     uint64_t rto_ns;
 
@@ -85,6 +97,14 @@ struct sn_rc {
     uint32_t retry_left, rnr_left;
     bool rnr_wait;
     struct sn_timer tm;
+    /* end-to-end credits; nrecv counts as in struct sn_rc_msg */
+    uint32_t ssn, nrecv;             /* of the newest message queued */
+    uint32_t acked_ssn, acked_nrecv; /* of the newest message retired */
+    uint32_t sent_ssn;   /* newest message whose first packet went */
+    uint32_t held_ssn;   /* newest message held for credits */
+    uint32_t cred_msn;   /* MSN of the newest credit count */
+    uint32_t cred_nrecv; /* the limit: nrecv the responder can take */
+    bool cred_unlimited; /* credit code 31 */
 
     /* responder */
     uint32_t epsn, msn;
@@ -92,6 +112,7 @@ struct sn_rc {
     struct sn_pkt *asm_msg; /* SEND / WRITE being reassembled */
     uint32_t asm_psn;       /* its first PSN */
     uint32_t asm_off;
+    uint64_t asm_room; /* SEND: its receive's room; WRITE: the DMA length */
     uint32_t ack_psn;
     bool ack_pending;
     struct sn_link ack_link;
@@ -164,7 +185,8 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     uint16_t udp = be16_to_cpu(remote->udp_port);
     struct sn_rc *rc;
 
-    if (!port || !(remote->flags & RNIC_ADDR_GID) || !sn_gid_v4(remote->gid) ||
+    if (!port || !(remote->flags & RNIC_ADDR_GID) ||
+        sn_gid_v4(remote->gid) != (port->local.sa.sa_family == AF_INET) ||
         (port->any && !qp->rc_src))
         return -EHOSTUNREACH;
     rc = calloc(1, sizeof(*rc));
@@ -177,13 +199,19 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     }
     rc->q_mask = nq - 1;
     rc->qp = qp;
-    rc->peer.sin_family = AF_INET;
-    rc->peer.sin_port = htons(udp ? udp : RNIC_ROCE_PORT);
-    memcpy(&rc->peer.sin_addr, remote->gid + 12, 4);
+    if (port->local.sa.sa_family == AF_INET) {
+        rc->peer.v4.sin_family = AF_INET;
+        rc->peer.v4.sin_port = htons(udp ? udp : RNIC_ROCE_PORT);
+        memcpy(&rc->peer.v4.sin_addr, remote->gid + 12, 4);
+    } else {
+        rc->peer.v6.sin6_family = AF_INET6;
+        rc->peer.v6.sin6_port = htons(udp ? udp : RNIC_ROCE_PORT);
+        memcpy(&rc->peer.v6.sin6_addr, remote->gid, 16);
+    }
     memcpy(rc->peer_gid, remote->gid, 16);
-    rc->src = port->local.sin_addr;
+    memcpy(rc->src_gid, port->gid, 16);
     if (qp->rc_src)
-        memcpy(&rc->src, &qp->rc_src, 4);
+        memcpy(rc->src_gid + 12, &qp->rc_src, 4);
     if (!mtu || mtu > rnic_mtu_bytes(port->mtu))
         mtu = rnic_mtu_bytes(port->mtu);
     rc->mtu = mtu;
@@ -219,33 +247,47 @@ void sn_rc_free(struct sn_qp *qp)
 
 /* ---- sending ---------------------------------------------------------- */
 
-/*
- * The IPv4 and UDP headers the kernel will put in front of n bytes of
- * BTH..ICRC sent from our UDP socket (ID 0: unconnected socket, DF set),
- * for the ICRC. Masked fields stay 0; roce_icrc() sets them to ones.
- */
-static void sn_rc_pseudo(const struct sn_roce_port *port,
-                         const struct in_addr *src,
-                         const struct sockaddr_in *dst, uint8_t src_first,
-                         size_t n, uint8_t *ip, uint8_t *udp)
+static socklen_t sn_sa_len(const union sn_sockaddr *a)
 {
-    uint16_t tot = htons((uint16_t)(20 + ROCE_UDP_LEN + n));
-    uint16_t ulen = htons((uint16_t)(ROCE_UDP_LEN + n));
-    uint16_t df = htons(IP_DF), sport = htons(port->port);
+    return a->sa.sa_family == AF_INET ? sizeof(a->v4) : sizeof(a->v6);
+}
 
+/*
+ * The IP and UDP headers the kernel will put in front of n bytes of
+ * BTH..ICRC sent from our UDP socket from src_gid to dst, for the ICRC (IPv4:
+ * ID 0, an unconnected socket's, and DF set). Fields the ICRC masks stay 0;
+ * roce_icrc() sets them to ones. Returns the IP header's length.
+ */
+static size_t sn_rc_pseudo(const struct sn_roce_port *port,
+                           const uint8_t *src_gid, const union sn_sockaddr *dst,
+                           size_t n, uint8_t *ip, uint8_t *udp)
+{
+    uint16_t ulen = htons((uint16_t)(ROCE_UDP_LEN + n));
+    uint16_t tot = htons((uint16_t)(20 + ROCE_UDP_LEN + n));
+    uint16_t sport = htons(port->port), df = htons(IP_DF);
+
+    memcpy(udp, &sport, 2);
+    memcpy(udp + 4, &ulen, 2);
+    udp[6] = udp[7] = 0;
+    if (dst->sa.sa_family == AF_INET6) {
+        memset(ip, 0, 40);
+        ip[0] = 0x60;
+        memcpy(ip + 4, &ulen, 2); /* payload length: UDP and on */
+        ip[6] = IPPROTO_UDP;
+        memcpy(ip + 8, src_gid, 16);
+        memcpy(ip + 24, &dst->v6.sin6_addr, 16);
+        memcpy(udp + 2, &dst->v6.sin6_port, 2);
+        return 40;
+    }
     memset(ip, 0, 20);
     ip[0] = 0x45;
     memcpy(ip + 2, &tot, 2);
     memcpy(ip + 6, &df, 2);
     ip[9] = IPPROTO_UDP;
-    if (src_first) {
-        memcpy(ip + 12, src, 4);
-        memcpy(ip + 16, &dst->sin_addr, 4);
-    }
-    memcpy(udp, &sport, 2);
-    memcpy(udp + 2, &dst->sin_port, 2);
-    memcpy(udp + 4, &ulen, 2);
-    udp[6] = udp[7] = 0;
+    memcpy(ip + 12, src_gid + 12, 4);
+    memcpy(ip + 16, &dst->v4.sin_addr, 4);
+    memcpy(udp + 2, &dst->v4.sin_port, 2);
+    return 20;
 }
 
 /* Sends n bytes to rc's peer, from rc's address when the port has many. */
@@ -257,13 +299,14 @@ static ssize_t sn_rc_sendto(const struct sn_roce_port *port,
         uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
     } ctl;
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = n};
-    struct msghdr m = {.msg_name = (void *)&rc->peer,
-                       .msg_namelen = sizeof(rc->peer),
+    struct msghdr m = {.msg_name = (void *)&rc->peer.sa,
+                       .msg_namelen = sn_sa_len(&rc->peer),
                        .msg_iov = &iov,
                        .msg_iovlen = 1};
-    struct in_pktinfo pi = {.ipi_spec_dst = rc->src};
+    struct in_pktinfo pi = {0};
 
-    if (port->any) {
+    if (port->any) { /* IPv4 only */
+        memcpy(&pi.ipi_spec_dst, rc->src_gid + 12, 4);
         memset(&ctl, 0, sizeof(ctl));
         m.msg_control = ctl.b;
         m.msg_controllen = sizeof(ctl.b);
@@ -281,8 +324,8 @@ static void sn_rc_xmit(struct sn_qp *qp, struct roce_hdr *h,
 {
     struct sn_roce_port *port = qp->dev->eng->roce;
     struct sn_rc *rc = qp->rc;
-    uint8_t buf[SN_RC_MAX_PKT], ip[20], udp[ROCE_UDP_LEN];
-    size_t n;
+    uint8_t buf[SN_RC_MAX_PKT], ip[40], udp[ROCE_UDP_LEN];
+    size_t n, il;
 
     h->pkey = ROCE_DEFAULT_PKEY;
     h->dqpn = qp->peer_qpn;
@@ -290,9 +333,9 @@ static void sn_rc_xmit(struct sn_qp *qp, struct roce_hdr *h,
     n = roce_encode(buf, sizeof(buf), h, payload, len);
     if (!n)
         return;
-    sn_rc_pseudo(port, &rc->src, &rc->peer, 1, n, ip, udp);
+    il = sn_rc_pseudo(port, rc->src_gid, &rc->peer, n, ip, udp);
     roce_icrc_put(buf + n - ROCE_ICRC_LEN,
-                  roce_icrc(ip, sizeof(ip), udp, buf, n - ROCE_ICRC_LEN));
+                  roce_icrc(ip, il, udp, buf, n - ROCE_ICRC_LEN));
     if (sn_rc_sendto(port, rc, buf, n) == (ssize_t)n)
         sn_stat(&port->st.tx_pkts);
 }
@@ -443,7 +486,58 @@ static bool sn_rc_outstanding(const struct sn_rc *rc)
     return roce_psn_diff(rc->tx_psn, rc->una) > 0;
 }
 
-/* Transmits what the window allows; arms the ACK timer. */
+/*
+ * May message m go out now? Only its first transmission asks the credits:
+ * a message sent before was allowed then.
+ */
+static bool sn_rc_may_start(struct sn_qp *qp, const struct sn_rc_msg *m)
+{
+    struct sn_rc *rc = qp->rc;
+
+    if (roce_psn_diff(m->ssn, rc->sent_ssn) <= 0 || !m->recv ||
+        rc->cred_unlimited || (int32_t)(m->nrecv - rc->cred_nrecv) <= 0 ||
+        rc->acked_nrecv + 1 == m->nrecv)
+        return true;
+    if (rc->held_ssn != m->ssn) {
+        rc->held_ssn = m->ssn;
+        sn_stat(&qp->dev->eng->roce->st.credit_waits);
+    }
+    return false;
+}
+
+/*
+ * The credit count of an ACK, atomic ACK or READ response (AETH with an
+ * ACK syndrome): receives for cred_nrecv messages, counting from the
+ * message its MSN names. Older counts, and MSNs of messages not sent, are
+ * ignored.
+ */
+static void sn_rc_credit(struct sn_rc *rc, const struct roce_hdr *h)
+{
+    uint8_t code = h->syndrome & 0x1f;
+    uint32_t base;
+
+    if (roce_psn_diff(h->msn, rc->cred_msn) < 0 ||
+        roce_psn_diff(h->msn, rc->sent_ssn) > 0)
+        return;
+    if (h->msn == rc->acked_ssn) {
+        base = rc->acked_nrecv;
+    } else {
+        uint32_t i =
+            rc->q_head +
+            (uint32_t)roce_psn_diff(h->msn, rc->q[rc->q_head & rc->q_mask].ssn);
+
+        if (rc->q_head == rc->q_tail ||
+            roce_psn_diff(h->msn, rc->acked_ssn) < 0 ||
+            (int32_t)(i - rc->q_head) < 0 || (int32_t)(rc->q_tail - i) <= 0)
+            return;
+        base = rc->q[i & rc->q_mask].nrecv;
+    }
+    rc->cred_msn = h->msn;
+    rc->cred_unlimited = code == ROCE_CREDITS_INVALID;
+    rc->cred_nrecv = base + roce_credit_count(code);
+}
+
+/* Transmits what the window and the credits allow; arms the ACK timer. */
 static void sn_rc_push(struct sn_thread *t, struct sn_qp *qp)
 {
     struct sn_rc *rc = qp->rc;
@@ -457,6 +551,10 @@ static void sn_rc_push(struct sn_thread *t, struct sn_qp *qp)
             rc->tx_i++;
             continue;
         }
+        if (!sn_rc_may_start(qp, m))
+            break; /* in order: everything behind it waits too */
+        if (roce_psn_diff(m->ssn, rc->sent_ssn) > 0)
+            rc->sent_ssn = m->ssn;
         sn_rc_send_req(qp, m);
         if (roce_psn_diff(rc->tx_psn, m->psn + m->npkt) >= 0)
             rc->tx_i++;
@@ -536,6 +634,8 @@ static void sn_rc_retire(struct sn_thread *t, struct sn_qp *qp)
         if (rd ? !m->done : roce_psn_diff(rc->una, m->psn + m->npkt) < 0)
             break;
         rc->q_head++;
+        rc->acked_ssn = m->ssn;
+        rc->acked_nrecv = m->nrecv;
         if ((int32_t)(rc->tx_i - rc->q_head) < 0) {
             /* went back before an answered READ: nothing to resend */
             rc->tx_i = rc->q_head;
@@ -663,6 +763,8 @@ static bool sn_rc_read_resp(struct sn_thread *t, struct sn_qp *qp,
         return false;
     if (m->have[k / 8] & (1u << (k % 8)))
         return false; /* a copy from a request asked again */
+    if (f & ROCE_F_AETH)
+        sn_rc_credit(rc, h);
     /* The responder is alive: asking again now would only queue another
      * copy of the response behind the one still arriving. */
     sn_rc_arm(t, rc, sn_now_ns() + rc->rto_ns);
@@ -703,6 +805,7 @@ static bool sn_rc_response(struct sn_thread *t, struct sn_qp *qp,
         if (!m || !sn_rc_is_rd(m->req->h.type) ||
             m->req->h.type == SN_PKT_READ || m->done)
             return false;
+        sn_rc_credit(rc, h);
         if (sn_rc_acked_upto(t, qp, h->psn)) {
             m->orig = h->orig;
             m->done = true;
@@ -717,6 +820,7 @@ static bool sn_rc_response(struct sn_thread *t, struct sn_qp *qp,
         return false;
     switch (syn & 0xe0) {
     case ROCE_AETH_ACK:
+        sn_rc_credit(rc, h);
         sn_rc_acked_upto(t, qp, sn_psn(h->psn + 1));
         return true;
     case ROCE_AETH_RNR:
@@ -866,24 +970,33 @@ static bool sn_rc_execute(struct sn_thread *t, struct sn_qp *qp,
     return ok;
 }
 
-/* Adds a packet's payload to the SEND / WRITE being reassembled. */
+/*
+ * Adds a packet's payload to the SEND / WRITE being reassembled. The
+ * buffer grows up to asm_room (a SEND: plus the one packet that shows it
+ * overflows its receive), so a forged peer inside the PSN window makes us
+ * hold no more than the receive the application posted, or the range its
+ * rkey opened to a WRITE.
+ */
 static int sn_rc_append(struct sn_thread *t, struct sn_rc *rc,
                         const struct roce_hdr *h)
 {
     struct sn_pkt *m = rc->asm_msg;
+    uint64_t need = (uint64_t)rc->asm_off + h->len, max = rc->asm_room;
 
-    if ((uint64_t)rc->asm_off + h->len > SN_MAX_MSG)
+    if (m->h.type == SN_PKT_SEND)
+        max += rc->mtu;
+    if (max > SN_MAX_MSG)
+        max = SN_MAX_MSG;
+    if (need > max)
         return -EINVAL;
-    if (rc->asm_off + h->len > m->cap) {
+    if (need > m->cap) {
         uint64_t cap = (uint64_t)m->cap * 2;
         struct sn_pkt *n;
 
-        if (cap < rc->asm_off + h->len)
-            cap = rc->asm_off + h->len;
-        if (cap > SN_MAX_MSG)
-            cap = SN_MAX_MSG;
-        if (m->h.type == SN_PKT_WRITE || m->h.type == SN_PKT_WRITE_IMM)
-            return -EINVAL; /* more than the RETH's DMA length */
+        if (cap < need)
+            cap = need;
+        if (cap > max)
+            cap = max;
         n = sn_pkt_alloc(t, (uint32_t)cap);
         if (!n)
             return -ENOMEM;
@@ -897,17 +1010,50 @@ static int sn_rc_append(struct sn_thread *t, struct sn_rc *rc,
     return 0;
 }
 
-/* A SEND or WRITE packet at ePSN. */
+/*
+ * No receive for the SEND at psn: an RNR NAK; the requester sends it again
+ * after the timer. The packets of it still in flight are dropped quietly
+ * (a sequence-error NAK for them would only make the requester go back
+ * again).
+ */
+static void sn_rc_rnr(struct sn_qp *qp, uint32_t psn)
+{
+    struct sn_rc *rc = qp->rc;
+
+    sn_stat(&qp->dev->eng->roce->st.rnr_naks_tx);
+    rc->epsn = psn;
+    rc->nak_sent = true;
+    sn_rc_ack_now(qp);
+    sn_rc_send_aeth(qp, ROCE_ACK, psn,
+                    ROCE_AETH_RNR |
+                        ((qp->rc_attr.set && qp->rc_attr.min_rnr_timer)
+                             ? qp->rc_attr.min_rnr_timer
+                             : 12),
+                    0);
+}
+
+/*
+ * A SEND or WRITE packet at ePSN. A SEND is bounded by the receive it
+ * will consume (posted when its first packet comes: none is an RNR right
+ * away); the packet that overflows it ends the message there, and the
+ * engine's responder finds it too long (a local length error for the
+ * receive, an invalid-request NAK).
+ */
 static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
                        const struct roce_hdr *h, unsigned f)
 {
     struct sn_rc *rc = qp->rc;
     bool send = h->opcode <= ROCE_SEND_ONLY_IMM;
     struct sn_pkt *m;
+    bool over;
 
     if (f & ROCE_F_FIRST) {
         uint32_t cap = rc->mtu;
 
+        if (send && !sn_rq_head_room(qp, &rc->asm_room)) {
+            sn_rc_rnr(qp, h->psn);
+            return;
+        }
         if (!send) {
             struct sn_pkt probe = {.h = {.raddr = h->va, .rkey = h->rkey}};
 
@@ -922,6 +1068,7 @@ static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
                 return;
             }
             cap = h->dma_len;
+            rc->asm_room = h->dma_len;
         }
         rc->asm_msg =
             sn_rc_msg_new(t, qp, send ? SN_PKT_SEND : SN_PKT_WRITE, cap);
@@ -939,7 +1086,8 @@ static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
     }
     rc->epsn = sn_psn(rc->epsn + 1);
     rc->nak_sent = false;
-    if (!(f & ROCE_F_LAST)) {
+    over = send && rc->asm_off > rc->asm_room;
+    if (!(f & ROCE_F_LAST) && !over) {
         if (h->ackreq)
             sn_rc_ack_later(t, qp, h->psn);
         return;
@@ -958,17 +1106,8 @@ static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
         m->h.type = send ? SN_PKT_SEND_IMM : SN_PKT_WRITE_IMM;
     if (h->se)
         m->h.flags |= SN_PKT_F_SOLICITED;
-    if (!sn_rc_execute(t, qp, m)) { /* no receive: RNR NAK, sent again */
-        sn_stat(&qp->dev->eng->roce->st.rnr_naks_tx);
-        rc->epsn = rc->asm_psn;
-        sn_rc_ack_now(qp);
-        sn_rc_send_aeth(qp, ROCE_ACK, rc->asm_psn,
-                        ROCE_AETH_RNR |
-                            ((qp->rc_attr.set && qp->rc_attr.min_rnr_timer)
-                                 ? qp->rc_attr.min_rnr_timer
-                                 : 12),
-                        0);
-    }
+    if (!sn_rc_execute(t, qp, m)) /* no receive enabled yet */
+        sn_rc_rnr(qp, rc->asm_psn);
 }
 
 /* A request packet (responder side). */
@@ -1125,6 +1264,10 @@ void sn_rc_output(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
                       ? 1
                       : sn_rc_npkt(rc, p->h.len);
         rc->npsn = sn_psn(rc->npsn + m->npkt);
+        m->recv = p->h.type == SN_PKT_SEND || p->h.type == SN_PKT_SEND_IMM ||
+                  p->h.type == SN_PKT_WRITE_IMM;
+        rc->ssn = m->ssn = sn_psn(rc->ssn + 1);
+        rc->nrecv = m->nrecv = rc->nrecv + m->recv;
         sn_rc_push(t, qp);
         return;
     default: /* ERR: RoCE has no such packet; the peer finds out by itself */
@@ -1140,7 +1283,7 @@ void sn_rc_input(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
 
     if (load_acquire(&qp->state) != RNIC_QPS_RTS ||
         memcmp(p->data, rc->peer_gid, SN_RC_GID_LEN) != 0 ||
-        memcmp(p->data + SN_RC_GID_LEN, &rc->src, 4) != 0) {
+        memcmp(p->data + SN_RC_GID_LEN, rc->src_gid, SN_RC_GID_LEN) != 0) {
         sn_rc_drop(t, p, SN_RC_DROP_PEER);
         return;
     }
@@ -1202,8 +1345,8 @@ void sn_rc_reset(struct sn_thread *t, struct sn_qp *qp)
 /* ---- the port --------------------------------------------------------- */
 
 /*
- * Checks one IPv4 datagram from the raw socket: ours (destination address
- * and UDP port), whole, and its ICRC right. Returns the BTH offset, or -1.
+ * Checks one datagram (IP header on): ours (destination address and UDP
+ * port), whole, and its ICRC right. Returns the BTH offset, or -1.
  */
 static int sn_roce_check(struct sn_roce_port *port, const uint8_t *b, size_t n,
                          size_t *bth_len)
@@ -1213,12 +1356,22 @@ static int sn_roce_check(struct sn_roce_port *port, const uint8_t *b, size_t n,
     const uint8_t *bth;
     size_t bl;
 
-    if (n < 20 || (b[0] >> 4) != 4 || b[9] != IPPROTO_UDP)
-        return -1;
-    ihl = (size_t)(b[0] & 0xf) * 4;
-    tot = (size_t)b[2] << 8 | b[3];
-    if (ihl < 20 || tot > n || tot < ihl + ROCE_UDP_LEN ||
-        (!port->any && memcmp(b + 16, &port->local.sin_addr, 4) != 0))
+    if (port->local.sa.sa_family == AF_INET6) {
+        if (n < 40 + ROCE_UDP_LEN || (b[0] >> 4) != 6 || b[6] != IPPROTO_UDP ||
+            memcmp(b + 24, &port->local.v6.sin6_addr, 16) != 0)
+            return -1;
+        ihl = 40;
+        tot = ihl + ((size_t)b[4] << 8 | b[5]);
+    } else {
+        if (n < 20 || (b[0] >> 4) != 4 || b[9] != IPPROTO_UDP)
+            return -1;
+        ihl = (size_t)(b[0] & 0xf) * 4;
+        tot = (size_t)b[2] << 8 | b[3];
+        if (ihl < 20 ||
+            (!port->any && memcmp(b + 16, &port->local.v4.sin_addr, 4) != 0))
+            return -1;
+    }
+    if (tot > n || tot < ihl + ROCE_UDP_LEN)
         return -1;
     dport = (uint16_t)(b[ihl + 2] << 8 | b[ihl + 3]);
     if (dport != port->port)
@@ -1257,10 +1410,16 @@ static struct sn_pkt *sn_roce_wrap(const uint8_t *ip, const uint8_t *bth,
     p->h.type = SN_PKT_WIRE;
     p->h.dst_qpn = dqpn;
     p->h.len = (uint32_t)bl;
-    memset(p->data, 0, 10);
-    p->data[10] = p->data[11] = 0xff;
-    memcpy(p->data + 12, ip + 12, 4);            /* the IPv4 source as a GID */
-    memcpy(p->data + SN_RC_GID_LEN, ip + 16, 4); /* and its destination */
+    if ((ip[0] >> 4) == 6) { /* IPv6 addresses are the GIDs */
+        memcpy(p->data, ip + 8, 16);
+        memcpy(p->data + SN_RC_GID_LEN, ip + 24, 16);
+    } else { /* IPv4 ones mapped */
+        memset(p->data, 0, SN_RC_ADDR_LEN);
+        p->data[10] = p->data[11] = 0xff;
+        memcpy(p->data + 12, ip + 12, 4);
+        p->data[SN_RC_GID_LEN + 10] = p->data[SN_RC_GID_LEN + 11] = 0xff;
+        memcpy(p->data + SN_RC_GID_LEN + 12, ip + 16, 4);
+    }
     memcpy(p->data + SN_RC_ADDR_LEN, bth, bl);
     return p;
 }
@@ -1304,6 +1463,39 @@ static void sn_roce_pass(struct sn_roce_port *port, struct sn_pkt *p,
     }
 }
 
+/*
+ * Reads one datagram with its IP and UDP headers into buf: from the raw
+ * socket (IPv4), or from the UDP socket with the IPv6 and UDP headers
+ * written in front as the ICRC sees them (what it masks left 0). Returns
+ * the length or -1 (errno).
+ */
+static ssize_t sn_roce_recv(struct sn_roce_port *port, uint8_t *buf, size_t cap)
+{
+    enum { HL = 40 + ROCE_UDP_LEN };
+    struct sockaddr_in6 src;
+    socklen_t sl = sizeof(src);
+    uint16_t plen, dport = htons(port->port);
+    ssize_t n;
+
+    if (port->raw_fd >= 0)
+        return recv(port->raw_fd, buf, cap, 0);
+    n = recvfrom(port->udp_fd, buf + HL, cap - HL, 0, (struct sockaddr *)&src,
+                 &sl);
+    if (n < 0 || sl < sizeof(src) || n > 0xffff - ROCE_UDP_LEN)
+        return n < 0 ? n : 0;
+    plen = htons((uint16_t)(n + ROCE_UDP_LEN));
+    memset(buf, 0, HL);
+    buf[0] = 0x60;
+    memcpy(buf + 4, &plen, 2);
+    buf[6] = IPPROTO_UDP;
+    memcpy(buf + 8, &src.sin6_addr, 16);
+    memcpy(buf + 24, &port->local.v6.sin6_addr, 16);
+    memcpy(buf + 40, &src.sin6_port, 2);
+    memcpy(buf + 42, &dport, 2);
+    memcpy(buf + 44, &plen, 2);
+    return n + HL;
+}
+
 /* The receive thread: datagrams -> SN_PKT_WIRE packets for thread 0. */
 static void *sn_roce_rx(void *arg)
 {
@@ -1312,7 +1504,10 @@ static void *sn_roce_rx(void *arg)
     struct sn_pkt *held = NULL;
 
     while (!load_acquire(&port->stop)) {
-        struct pollfd pfd = {.fd = port->raw_fd, .events = POLLIN};
+        struct pollfd pfd = {
+            .fd = port->raw_fd >= 0 ? port->raw_fd : port->udp_fd,
+            .events = POLLIN,
+        };
         struct roce_hdr h;
         ssize_t n;
         size_t bl;
@@ -1323,12 +1518,12 @@ static void *sn_roce_rx(void *arg)
             sn_roce_pass(port, NULL, &held);
             continue;
         }
-        n = recv(port->raw_fd, buf, sizeof(buf), 0);
-
+        n = sn_roce_recv(port, buf, sizeof(buf));
         if (n < 0) { /* EINTR, or the timeout: look at stop */
             sn_roce_pass(port, NULL, &held);
             continue;
         }
+        sn_stat(&port->st.raw_in);
         off = sn_roce_check(port, buf, (size_t)n, &bl);
         if (off < 0)
             continue;
@@ -1366,28 +1561,147 @@ static void sn_roce_faults_env(struct sn_roce_faults *f)
     }
 }
 
-static int sn_roce_parse(const char *addr, struct sockaddr_in *sa)
+/*
+ * Parses "A.B.C.D[:PORT]", "X:..:Y" or "[X:..:Y][:PORT]" (port 4791 by
+ * default) into sa; 0.0.0.0 is every IPv4 address, an IPv6 address must
+ * name one interface (not ::, IPv4-mapped or link-local). 0 or -EINVAL.
+ */
+static int sn_roce_parse(const char *addr, union sn_sockaddr *sa)
 {
-    char host[64];
-    const char *colon = strrchr(addr, ':');
-    size_t hl = colon ? (size_t)(colon - addr) : strlen(addr);
+    char host[INET6_ADDRSTRLEN];
+    const char *h = addr, *port_s = NULL, *colon = strchr(addr, ':');
+    long port = RNIC_ROCE_PORT;
+    size_t hl;
 
-    memset(sa, 0, sizeof(*sa));
-    sa->sin_family = AF_INET;
-    sa->sin_port = htons(RNIC_ROCE_PORT);
+    if (addr[0] == '[') {
+        const char *end = strchr(addr, ']');
+
+        if (!end || (end[1] && end[1] != ':'))
+            return -EINVAL;
+        h = addr + 1;
+        hl = (size_t)(end - h);
+        port_s = end[1] ? end + 2 : NULL;
+    } else if (colon && strchr(colon + 1, ':')) { /* bare IPv6: no port */
+        hl = strlen(addr);
+    } else {
+        hl = colon ? (size_t)(colon - addr) : strlen(addr);
+        port_s = colon ? colon + 1 : NULL;
+    }
     if (hl >= sizeof(host))
         return -EINVAL;
-    memcpy(host, addr, hl);
+    memcpy(host, h, hl);
     host[hl] = 0;
-    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-        return -EINVAL;
-    if (colon) {
+    if (port_s) {
         char *end;
-        long port = strtol(colon + 1, &end, 10);
 
-        if (*end || port < 1 || port > 65535)
+        port = strtol(port_s, &end, 10);
+        if (!*port_s || *end || port < 1 || port > 65535)
             return -EINVAL;
-        sa->sin_port = htons((uint16_t)port);
+    }
+    memset(sa, 0, sizeof(*sa));
+    if (inet_pton(AF_INET, host, &sa->v4.sin_addr) == 1) {
+        sa->v4.sin_family = AF_INET;
+        sa->v4.sin_port = htons((uint16_t)port);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &sa->v6.sin6_addr) != 1 ||
+        IN6_IS_ADDR_UNSPECIFIED(&sa->v6.sin6_addr) ||
+        IN6_IS_ADDR_V4MAPPED(&sa->v6.sin6_addr) ||
+        IN6_IS_ADDR_LINKLOCAL(&sa->v6.sin6_addr))
+        return -EINVAL;
+    sa->v6.sin6_family = AF_INET6;
+    sa->v6.sin6_port = htons((uint16_t)port);
+    return 0;
+}
+
+/*
+ * The raw socket's filter: only UDP datagrams to the endpoint's address
+ * (any, with --listen 0.0.0.0) and port reach it, not every UDP datagram of the
+ * host (classic BPF; the program sees the packet from the IPv4 header on).
+ */
+static int sn_roce_raw_filter(const struct sn_roce_port *port)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 9), /* protocol */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 6),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16), /* destination address */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                 ntohl(port->local.v4.sin_addr.s_addr), 0, 4),
+        BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0), /* X = IPv4 header length */
+        BPF_STMT(BPF_LD | BPF_H | BPF_IND, 2),  /* UDP destination port */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, port->port, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, 0xffff), /* the whole datagram */
+        BPF_STMT(BPF_RET | BPF_K, 0),
+    };
+    struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+    uint8_t b[64];
+
+    if (port->any) /* every address: the port alone decides */
+        f[3] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0);
+
+    if (setsockopt(port->raw_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+                   sizeof(prog)) < 0)
+        return -errno;
+    /* What arrived before the filter did */
+    while (recv(port->raw_fd, b, sizeof(b), MSG_DONTWAIT) >= 0)
+        ;
+    return 0;
+}
+
+/*
+ * The sockets of an IPv4 endpoint: the UDP socket only keeps the port
+ * ours (no ICMP unreachable) and sends; what it would receive, the raw
+ * socket reads with the IP header.
+ */
+static int sn_roce_open4(struct sn_roce_port *port, char *err, size_t errlen)
+{
+    struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+    struct sock_fprog prog = {.len = 1, .filter = &drop};
+    int pmtu = IP_PMTUDISC_DO, rc;
+
+    port->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (port->udp_fd < 0 ||
+        bind(port->udp_fd, &port->local.sa, sizeof(port->local.v4)) < 0 ||
+        setsockopt(port->udp_fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
+                   sizeof(pmtu)) < 0 ||
+        setsockopt(port->udp_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+                   sizeof(prog)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "UDP socket: %s", strerror(-rc));
+        return rc;
+    }
+    port->raw_fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
+    if (port->raw_fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen,
+                 "raw socket (needs CAP_NET_RAW: the ICRC covers the IP "
+                 "header): %s",
+                 strerror(-rc));
+        return rc;
+    }
+    rc = sn_roce_raw_filter(port);
+    if (rc < 0) {
+        snprintf(err, errlen, "raw socket filter: %s", strerror(-rc));
+        return rc;
+    }
+    return 0;
+}
+
+/* The socket of an IPv6 endpoint: UDP, sends and receives. */
+static int sn_roce_open6(struct sn_roce_port *port, char *err, size_t errlen)
+{
+    int on = 1, pmtu = IPV6_PMTUDISC_DO, rc;
+
+    port->udp_fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (port->udp_fd < 0 ||
+        setsockopt(port->udp_fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)) <
+            0 ||
+        bind(port->udp_fd, &port->local.sa, sizeof(port->local.v6)) < 0 ||
+        setsockopt(port->udp_fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu,
+                   sizeof(pmtu)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "UDP socket: %s", strerror(-rc));
+        return rc;
     }
     return 0;
 }
@@ -1395,13 +1709,10 @@ static int sn_roce_parse(const char *addr, struct sockaddr_in *sa)
 int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
                    uint8_t rc_timeout, char *err, size_t errlen)
 {
-    /* The UDP socket only keeps the port ours (no ICMP unreachable) and
-     * sends; what it would receive, the raw socket reads with headers. */
-    struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
-    struct sock_fprog prog = {.len = 1, .filter = &drop};
     struct timeval tv = {0, 100000};
-    int pmtu = IP_PMTUDISC_DO, buf = 16 << 20;
+    int buf = 16 << 20, rfd;
     struct sn_roce_port *port;
+    char why[160];
     int rc;
 
     if (!rnic_mtu_bytes(mtu)) {
@@ -1422,55 +1733,49 @@ int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
     port->udp_fd = port->raw_fd = -1;
     if (sn_roce_parse(addr, &port->local) < 0) {
         snprintf(err, errlen,
-                 "--listen %s: want an IPv4 address A.B.C.D[:PORT] (IPv6 is "
-                 "not supported yet)",
+                 "--listen %s: want A.B.C.D[:PORT], or an IPv6 address "
+                 "X:..:Y or [X:..:Y]:PORT (not ::, IPv4-mapped or "
+                 "link-local; 0.0.0.0: every IPv4 address)",
                  addr);
         rc = -EINVAL;
         goto free_port;
     }
-    port->port = ntohs(port->local.sin_port);
-    port->any = port->local.sin_addr.s_addr == htonl(INADDR_ANY);
-    port->gid[10] = port->gid[11] = 0xff;
-    memcpy(port->gid + 12, &port->local.sin_addr, 4);
-    port->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (port->udp_fd < 0 ||
-        bind(port->udp_fd, (struct sockaddr *)&port->local,
-             sizeof(port->local)) < 0 ||
-        setsockopt(port->udp_fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
-                   sizeof(pmtu)) < 0 ||
-        setsockopt(port->udp_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
-                   sizeof(prog)) < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "UDP socket on %s: %s", addr, strerror(errno));
-        goto close_udp;
+    if (port->local.sa.sa_family == AF_INET) {
+        port->port = ntohs(port->local.v4.sin_port);
+        port->any = port->local.v4.sin_addr.s_addr == htonl(INADDR_ANY);
+        port->gid[10] = port->gid[11] = 0xff;
+        memcpy(port->gid + 12, &port->local.v4.sin_addr, 4);
+        rc = sn_roce_open4(port, why, sizeof(why));
+    } else {
+        port->port = ntohs(port->local.v6.sin6_port);
+        memcpy(port->gid, &port->local.v6.sin6_addr, 16);
+        rc = sn_roce_open6(port, why, sizeof(why));
     }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", addr, why);
+        goto close_socks;
+    }
+    rfd = port->raw_fd >= 0 ? port->raw_fd : port->udp_fd;
     setsockopt(port->udp_fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf));
-    port->raw_fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
-    if (port->raw_fd < 0 || setsockopt(port->raw_fd, SOL_SOCKET, SO_RCVTIMEO,
-                                       &tv, sizeof(tv)) < 0) {
+    if (setsockopt(rfd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) < 0)
+        setsockopt(rfd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+    if (setsockopt(rfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
         rc = -errno;
-        snprintf(err, errlen,
-                 "raw socket (needs CAP_NET_RAW: the ICRC covers the IP "
-                 "header): %s",
-                 strerror(errno));
-        goto close_raw;
+        snprintf(err, errlen, "%s: receive timeout: %s", addr, strerror(errno));
+        goto close_socks;
     }
-    if (setsockopt(port->raw_fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf,
-                   sizeof(buf)) < 0)
-        setsockopt(port->raw_fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
     e->roce = port;
     rc = -pthread_create(&port->rx, NULL, sn_roce_rx, port);
     if (rc) {
         e->roce = NULL;
         snprintf(err, errlen, "receive thread: %s", strerror(-rc));
-        goto close_raw;
+        goto close_socks;
     }
     return 0;
 
-close_raw:
+close_socks:
     if (port->raw_fd >= 0)
         close(port->raw_fd);
-close_udp:
     if (port->udp_fd >= 0)
         close(port->udp_fd);
 free_port:
@@ -1484,25 +1789,22 @@ int sn_roce_set_src(struct sn_qp *qp, const uint8_t gid[16])
     struct sockaddr_in sa = {.sin_family = AF_INET};
     int fd, rc = 0;
 
-    if (!port || !sn_gid_v4(gid))
+    if (port && !port->any && memcmp(gid, port->gid, 16) == 0)
+        return 0; /* the one address it has (IPv4 or IPv6) */
+    if (!port || !port->any || !sn_gid_v4(gid))
         return -EADDRNOTAVAIL;
     memcpy(&sa.sin_addr, gid + 12, 4);
-    if (!port->any) {
-        if (sa.sin_addr.s_addr != port->local.sin_addr.s_addr)
-            return -EADDRNOTAVAIL;
-    } else {
-        /* An address of this host (in the daemon's network namespace) is
-         * one a socket can bind to. */
-        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return -errno;
-        if (sa.sin_addr.s_addr == htonl(INADDR_ANY) ||
-            bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-            rc = -EADDRNOTAVAIL;
-        close(fd);
-        if (rc)
-            return rc;
-    }
+    /* An address of this host (in the daemon's network namespace) is one
+     * a socket can bind to. */
+    fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (sa.sin_addr.s_addr == htonl(INADDR_ANY) ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        rc = -EADDRNOTAVAIL;
+    close(fd);
+    if (rc)
+        return rc;
     memcpy(&qp->rc_src, gid + 12, 4);
     return 0;
 }
@@ -1515,7 +1817,8 @@ void sn_roce_close(struct sn_engine *e)
         return;
     store_release(&port->stop, 1);
     pthread_join(port->rx, NULL);
-    close(port->raw_fd);
+    if (port->raw_fd >= 0)
+        close(port->raw_fd);
     close(port->udp_fd);
     e->roce = NULL;
     free(port);

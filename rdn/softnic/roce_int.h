@@ -50,8 +50,10 @@ struct sn_roce_stats {
     uint64_t timeouts; /* ACK timeouts */
     uint64_t seq_naks_rx, seq_naks_tx;
     uint64_t rnr_naks_rx, rnr_naks_tx;
-    uint64_t dups_rx; /* duplicate requests answered */
-    uint64_t errors;  /* QPs failed by the transport */
+    uint64_t dups_rx;      /* duplicate requests answered */
+    uint64_t credit_waits; /* SENDs held until the responder had receives */
+    uint64_t raw_in;       /* datagrams the raw socket delivered */
+    uint64_t errors;       /* QPs failed by the transport */
     uint64_t drops[SN_RC_DROP_N];
 };
 
@@ -67,16 +69,26 @@ struct sn_roce_faults {
     uint64_t rng;
 };
 
+/* An IPv4 or IPv6 socket address (sa.sa_family says which). */
+union sn_sockaddr {
+    struct sockaddr sa;
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+};
+
 struct sn_roce_port {
     struct sn_engine *eng;
     struct sn_roce_faults faults;
-    int udp_fd; /* bound to the listen address: sends; its input is filtered
-                   away (the raw socket reads it, with the IP header) */
-    bool any;   /* --listen 0.0.0.0: every address of the host; each QP
-                   speaks from the one it was given (rnic_qp_set_gid) */
-    int raw_fd; /* IPv4 raw socket, IPPROTO_UDP: whole datagrams */
-    struct sockaddr_in local;
-    uint8_t gid[16];    /* ::ffff:a.b.c.d */
+    /* Bound to the listen address; sends. IPv4: its input is filtered
+     * away (the raw socket reads it, with the IP header the ICRC covers);
+     * IPv6: it receives too (the ICRC covers no field of the IPv6 header
+     * that the socket does not tell: the rest counts as ones). */
+    int udp_fd;
+    bool any;   /* --listen 0.0.0.0: every IPv4 address of the host; each
+                   QP speaks from the one it was given (rnic_qp_set_gid) */
+    int raw_fd; /* IPv4 raw socket, IPPROTO_UDP: whole datagrams; or -1 */
+    union sn_sockaddr local;
+    uint8_t gid[16];    /* the IPv6 address, or IPv4 as ::ffff:a.b.c.d */
     uint16_t port;      /* host order */
     uint8_t mtu;        /* enum ibv_mtu code offered in addresses */
     uint8_t rc_timeout; /* ACK timeout code of QPs that set none */
@@ -86,13 +98,15 @@ struct sn_roce_port {
 };
 
 /*
- * Opens the engine's RoCEv2 endpoint on addr ("A.B.C.D" or "A.B.C.D:PORT",
- * port 4791 by default; 0.0.0.0 is every address of the host) with path MTU mtu
- * (enum ibv_mtu code, 1..5) and starts its receive thread. rc_timeout
- * (1..31, IBA's code: 4.096 us * 2^code) is the ACK timeout of QPs whose
- * application sets no rnic_qp_rc_attr. Needs CAP_NET_RAW (the raw socket
- * that shows the IP header the ICRC covers). Call once, before
- * applications attach. Returns 0 or -errno; err receives a message.
+ * Opens the engine's RoCEv2 endpoint on addr ("A.B.C.D[:PORT]", or an
+ * IPv6 address "X:..:Y" or "[X:..:Y]:PORT"; port 4791 by default; not
+ * the IPv6 unspecified, IPv4-mapped or link-local addresses; 0.0.0.0 is
+ * every IPv4 address of the host) with path MTU mtu (enum ibv_mtu code,
+ * 1..5) and starts its receive thread. rc_timeout (1..31, IBA's code:
+ * 4.096 us * 2^code) is the ACK timeout of QPs whose application sets no
+ * rnic_qp_rc_attr. IPv4 needs CAP_NET_RAW (the raw socket that shows the
+ * IP header the ICRC covers). Call once, before applications attach.
+ * Returns 0 or -errno; err receives a message.
  */
 int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
                    uint8_t rc_timeout, char *err, size_t errlen);
@@ -104,9 +118,10 @@ void sn_roce_stats(struct sn_engine *e, struct sn_roce_stats *out);
 /* The rnic_addr of qp (GID and port when the engine listens). */
 void sn_roce_addr(const struct sn_qp *qp, struct rnic_addr *out);
 /*
- * Makes qp (RESET, control lock held) speak from gid, an IPv4-mapped
- * address of this host the port listens on. 0, -EADDRNOTAVAIL (no
- * endpoint, not IPv4, or not an address the port listens on).
+ * Makes qp (RESET, control lock held) speak from gid, an address of this
+ * host the port listens on (its one address, or with 0.0.0.0 any IPv4
+ * address of the host). 0, -EADDRNOTAVAIL (no endpoint, or not an
+ * address the port listens on).
  */
 int sn_roce_set_src(struct sn_qp *qp, const uint8_t gid[16]);
 /* Does remote name a QP of this engine (the in-memory path)? */
@@ -115,7 +130,7 @@ bool sn_roce_addr_local(const struct sn_engine *e,
 /*
  * Connects qp (RESET, control lock held) to the QP at remote on another
  * host: allocates its transport state. 0, -EHOSTUNREACH (no endpoint, or
- * another address family), -EINVAL (malformed address), -ENOMEM.
+ * a GID of the other address family than the endpoint's), -ENOMEM.
  */
 int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote);
 /* Frees qp's transport state (the QP is being freed, engine synced). */
