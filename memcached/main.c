@@ -32,6 +32,8 @@
 
 #include "memcached/arena.h"
 #include "memcached/assoc.h"
+#include "memcached/auth.h"
+#include "memcached/auth_sasl.h"
 #include "memcached/conn.h"
 #include "memcached/items.h"
 #include "memcached/listen.h"
@@ -104,7 +106,15 @@ static void usage(void)
         "1k, max: 1024m)\n"
         "-F, --disable-flush-all   disable flush_all command\n"
         "-C, --disable-cas         disable use of CAS\n"
-        "-X, --disable-dumping     disable stats cachedump\n" RDN_GLUE_USAGE
+        "-X, --disable-dumping     disable stats cachedump\n"
+        "-S, --enable-sasl         turn on Sasl authentication (binary "
+        "protocol; also\n"
+        "                          required by the --rdn-port handshake)\n"
+        "-Y, --auth-file=<file>    (EXPERIMENTAL) enable ASCII protocol "
+        "authentication. format:\n"
+        "                          user:pass\\nuser2:pass2\\n (also "
+        "required by the\n"
+        "                          --rdn-port handshake)\n" RDN_GLUE_USAGE
         "-o, --extended            comma separated list of extended options\n"
         "   - hashpower:           starting hash table size as a power of 2 "
         "(%d-%d,\n"
@@ -448,6 +458,62 @@ static void check_chunk_max(void)
                     v, MC_SLAB_PAGE_SIZE);
 }
 
+/* memcached's rules: -S means the binary protocol and no UDP, -Y the
+ * ASCII protocol and no UDP (-Y after -S: ASCII, as memcached). */
+static void check_auth(bool protocol_set)
+{
+    if (settings.sasl) {
+        if (!protocol_set) {
+            settings.protocol = MC_PROTO_BINARY;
+        } else if (settings.protocol != MC_PROTO_BINARY) {
+            fprintf(stderr, "ERROR: You cannot allow the ASCII protocol while "
+                            "using SASL.\n");
+            exit(MC_EXIT_USAGE);
+        }
+        if (settings.udpport) {
+            fprintf(stderr, "ERROR: Cannot enable UDP while using binary SASL "
+                            "authentication.\n");
+            exit(MC_EXIT_USAGE);
+        }
+    }
+    if (settings.auth_file) {
+        if (!protocol_set) {
+            settings.protocol = MC_PROTO_ASCII;
+        } else if (settings.protocol != MC_PROTO_ASCII) {
+            fprintf(stderr, "ERROR: You cannot allow the BINARY protocol while "
+                            "using ascii authentication tokens.\n");
+            exit(MC_EXIT_USAGE);
+        }
+        if (settings.udpport) {
+            fprintf(stderr, "Cannot use UDP with ascii authentication enabled "
+                            "(-U 0 to disable)\n");
+            exit(MC_EXIT_USAGE);
+        }
+    }
+}
+
+/* -S: the SASL library; -Y: the password file (memcached's messages). */
+static void auth_start(void)
+{
+    if (settings.sasl && auth_sasl_init() != 0)
+        exit(EXIT_FAILURE);
+    if (settings.auth_file == NULL)
+        return;
+    int rc = auth_file_load(settings.auth_file);
+    if (rc == -EINVAL) {
+        fprintf(stderr,
+                "Authfile [%s] has a malformed entry. Should be "
+                "'user:password'\n",
+                settings.auth_file);
+        exit(EXIT_FAILURE);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "Could not open authfile [%s] for reading, error %s\n",
+                settings.auth_file, strerror(-rc));
+        exit(EXIT_FAILURE);
+    }
+}
+
 static void parse_args(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -478,6 +544,8 @@ static void parse_args(int argc, char **argv)
         {"disable-cas", no_argument, NULL, 'C'},
         {"disable-dumping", no_argument, NULL, 'X'},
         {"extended", required_argument, NULL, 'o'},
+        {"enable-sasl", no_argument, NULL, 'S'},
+        {"auth-file", required_argument, NULL, 'Y'},
         {"rdn-port", required_argument, NULL, RDN_OPT_PORT},
         {"rdn-device", required_argument, NULL, RDN_OPT_DEVICE},
         {"rdn-clients", required_argument, NULL, RDN_OPT_CLIENTS},
@@ -488,11 +556,13 @@ static void parse_args(int argc, char **argv)
     int ch;
     bool item_size_set = false;
     bool chunk_max_set = false;
+    bool protocol_set = false;
 
     opterr = 0;
-    while ((ch = getopt_long(argc, argv,
-                             ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXo:",
-                             longopts, NULL)) != -1) {
+    while ((ch = getopt_long(
+                argc, argv,
+                ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXo:SY:", longopts,
+                NULL)) != -1) {
         switch (ch) {
         case 'p':
             settings.port = (int)number_arg("-p", optarg, 0, 65535);
@@ -575,6 +645,7 @@ static void parse_args(int argc, char **argv)
             settings.backlog = (int)number_arg("-b", optarg, 1, 1 << 20);
             break;
         case 'B':
+            protocol_set = true;
             if (strcmp(optarg, "auto") == 0)
                 settings.protocol = MC_PROTO_NEGOTIATE;
             else if (strcmp(optarg, "binary") == 0)
@@ -606,6 +677,17 @@ static void parse_args(int argc, char **argv)
                 extended_option(o, &chunk_max_set);
             break;
         }
+        case 'S':
+            if (!auth_sasl_available()) {
+                fprintf(stderr, "This server is not built with SASL "
+                                "support.\n");
+                exit(MC_EXIT_USAGE);
+            }
+            settings.sasl = true;
+            break;
+        case 'Y':
+            settings.auth_file = optarg;
+            break;
         case RDN_OPT_PORT:
         case RDN_OPT_DEVICE:
         case RDN_OPT_CLIENTS:
@@ -631,6 +713,7 @@ static void parse_args(int argc, char **argv)
                     "max.");
     check_chunk_max();
     check_knobs();
+    check_auth(protocol_set);
 }
 
 /* Enough descriptors for -c connections. */
@@ -719,6 +802,15 @@ static void write_pid_file(void)
     fclose(f);
 }
 
+/* SIGHUP: memcached reloads the -Y file (and never dies of it). */
+static void hup_cb(evutil_socket_t sig, short which, void *arg)
+{
+    (void)sig;
+    (void)which;
+    (void)arg;
+    auth_file_reload();
+}
+
 static void stop_cb(evutil_socket_t sig, short which, void *arg)
 {
     (void)which;
@@ -779,6 +871,7 @@ int main(int argc, char **argv)
     }
     bind_sockets(&udp_fd);
     drop_privileges();
+    auth_start();
     if (settings.daemonize)
         daemonize();
     if (settings.daemonize && settings.pid_file)
@@ -805,6 +898,7 @@ int main(int argc, char **argv)
         evsignal_new(main_base, SIGINT, stop_cb, NULL),
         evsignal_new(main_base, SIGTERM, stop_cb, NULL),
         evsignal_new(main_base, SIGUSR1, stop_cb, NULL),
+        evsignal_new(main_base, SIGHUP, hup_cb, NULL),
     };
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
         event_add(sigs[i], NULL);
