@@ -67,6 +67,8 @@ struct rdn_srv {
 struct rdn_conn {
     memcached_st *mc;
     bool own_mc;
+    char user[RDN_AUTH_MAX + 1]; /* copies of opts' login */
+    char password[RDN_AUTH_MAX + 1];
     bool tcp_renew; /* rdn_connect(): a disabled handle is replaced */
     struct rdn_opts opts;
     struct rdn_srv **srv; /* in the order of the handle's server list */
@@ -171,6 +173,25 @@ static int geometry_ok(const struct rdn_geometry *g)
            g->item_size_max <= (1u << 30);
 }
 
+/* The login, first on a new handshake connection, when there is one. */
+static int authenticate(struct rdn_srv *s)
+{
+    const char *user = s->opts->user, *pass = s->opts->password;
+    uint8_t buf[sizeof(struct rdn_auth) + 2 * RDN_AUTH_MAX];
+    uint8_t none;
+
+    if (user == NULL)
+        return 0;
+    struct rdn_auth a = {.user_len = (uint16_t)strlen(user),
+                         .pass_len = (uint16_t)strlen(pass)};
+    memcpy(buf, &a, sizeof(a));
+    memcpy(buf + sizeof(a), user, a.user_len);
+    memcpy(buf + sizeof(a) + a.user_len, pass, a.pass_len);
+    int rc = ofl_wire_send(s->ctl, RDN_MSG_AUTH, buf,
+                           (uint32_t)(sizeof(a) + a.user_len + a.pass_len), 0);
+    return rc < 0 ? rc : expect_msg(s, RDN_MSG_AUTH_OK, &none, 0);
+}
+
 /* Sends msg on the handshake connection and takes the GEOMETRY answer. */
 static int ask_geometry(struct rdn_srv *s, uint16_t msg, const void *payload,
                         uint32_t len)
@@ -204,7 +225,9 @@ static int ctl_resume(struct rdn_srv *s)
     if (s->ctl >= 0)
         close(s->ctl);
     s->ctl = fd;
-    rc = ask_geometry(s, RDN_MSG_RESUME, &r, sizeof(r));
+    rc = authenticate(s);
+    if (rc == 0)
+        rc = ask_geometry(s, RDN_MSG_RESUME, &r, sizeof(r));
     if (rc == 0)
         s->st.resumes++;
     return rc;
@@ -275,6 +298,8 @@ static int nic_up(struct rdn_srv *s)
     s->ctl = tcp_connect(s->host, s->rdn_port, s->opts->timeout_ms);
     rc = s->ctl < 0 ? s->ctl : 0;
     if (rc == 0)
+        rc = authenticate(s);
+    if (rc == 0)
         rc = refresh(s);
     if (rc == 0)
         rc = hello(s);
@@ -338,11 +363,35 @@ static int next_line(struct lines *r, char *line, size_t cap)
     }
 }
 
+/* Sends the whole string s on fd: 0 or -EIO. */
+static int send_str(int fd, const char *str)
+{
+    size_t n = strlen(str);
+
+    return write(fd, str, n) == (ssize_t)n ? 0 : -EIO;
+}
+
+/* memcached -Y's login on an ASCII connection: a set whose data is
+ * "user password". 0, or -EACCES (refused), -EIO. */
+static int ascii_login(struct rdn_srv *s, struct lines *r)
+{
+    char cmd[2 * RDN_AUTH_MAX + 64], line[512];
+    int n = snprintf(cmd, sizeof(cmd), "set rdn 0 0 %zu\r\n%s %s\r\n",
+                     strlen(s->opts->user) + 1 + strlen(s->opts->password),
+                     s->opts->user, s->opts->password);
+    int rc = n > 0 && (size_t)n < sizeof(cmd) ? send_str(r->fd, cmd) : -EIO;
+
+    if (rc == 0)
+        rc = next_line(r, line, sizeof(line));
+    return rc < 0 ? rc : strcmp(line, "STORED") == 0 ? 0 : -EACCES;
+}
+
 /*
  * Asks the server for "stats rdn" on a connection of its own (not the
  * application's handle, whose state is libmemcached's): sets s->rdn_port
- * from rdn_port, 0 if the server has none (rdn_enabled no). Returns 0 or
- * a negative errno (the server did not answer).
+ * from rdn_port, 0 if the server has none (rdn_enabled no). A server that
+ * wants a login first (-Y) gets opts' one. Returns 0 or a negative errno
+ * (the server did not answer, -EACCES: no login or a refused one).
  */
 static int probe(struct rdn_srv *s)
 {
@@ -351,14 +400,22 @@ static int probe(struct rdn_srv *s)
         .fd = tcp_connect(s->host, s->tcp_port, s->opts->timeout_ms),
         .deadline = mono_ms() + (uint64_t)s->opts->timeout_ms};
     int fd = r.fd, rc, port = 0;
+    bool logged_in = false;
     char line[512];
 
     if (fd < 0)
         return fd;
-    rc = write(fd, cmd, sizeof(cmd) - 1) == (ssize_t)sizeof(cmd) - 1 ? 0 : -EIO;
+    rc = send_str(fd, cmd);
     while (rc == 0 && (rc = next_line(&r, line, sizeof(line))) == 0) {
         if (strcmp(line, "END") == 0)
             break;
+        if (strcmp(line, "CLIENT_ERROR unauthenticated") == 0 && !logged_in) {
+            rc = s->opts->user ? ascii_login(s, &r) : -EACCES;
+            if (rc == 0)
+                rc = send_str(fd, cmd);
+            logged_in = true;
+            continue;
+        }
         if (strncmp(line, "STAT ", 5) != 0) {
             rc = -EPROTO; /* ERROR: not a memcached that knows "stats rdn" */
             break;
@@ -588,6 +645,13 @@ static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts,
 {
     if (opts)
         c->opts = *opts;
+    if (c->opts.user) {
+        snprintf(c->user, sizeof(c->user), "%s", c->opts.user);
+        snprintf(c->password, sizeof(c->password), "%s",
+                 c->opts.password ? c->opts.password : "");
+        c->opts.user = c->user;
+        c->opts.password = c->password;
+    }
     if (c->opts.while_down == RDN_DOWN_DEFAULT)
         c->opts.while_down = while_down;
     if (!c->opts.depth)
@@ -598,9 +662,12 @@ static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts,
 
 static bool opts_ok(const struct rdn_opts *o)
 {
-    return !o ||
-           (!(o->depth & (o->depth - 1)) && o->timeout_ms >= 0 &&
-            o->while_down >= RDN_DOWN_DEFAULT && o->while_down <= RDN_DOWN_NIC);
+    return !o || (!(o->depth & (o->depth - 1)) && o->timeout_ms >= 0 &&
+                  o->while_down >= RDN_DOWN_DEFAULT &&
+                  o->while_down <= RDN_DOWN_NIC &&
+                  (!o->user ||
+                   (*o->user && strlen(o->user) <= RDN_AUTH_MAX &&
+                    (!o->password || strlen(o->password) <= RDN_AUTH_MAX))));
 }
 
 int rdn_connect_memc(memcached_st *mc, const struct rdn_opts *opts,

@@ -50,6 +50,16 @@ struct rdn_opts {
     int search_seq;     /* ask the server's chain to search the buckets one
                            after the other (RedN-Seq; experiments only) */
     int while_down;     /* a server whose process is gone, enum rdn_down */
+    /*
+     * The login of a server that authenticates its clients (memcached -S
+     * or -Y): its handshake wants it before anything else (docs/wire.md,
+     * AUTH), and with -Y the "stats rdn" that finds the RDMA port too.
+     * NULL: none. At most 255 bytes each; copied. librdn's TCP path logs
+     * in nowhere: with such a server the application's handle
+     * (rdn_connect_memc()) does, e.g. memcached_set_sasl_auth_data().
+     */
+    const char *user;
+    const char *password;
 };
 
 /*
@@ -99,9 +109,10 @@ int rdn_connect_config(const char *config, const struct rdn_opts *opts,
  * ports), -ENOMEM, -EHOSTUNREACH (host not resolved), connect()'s error
  * (-ECONNREFUSED), -ETIMEDOUT (no answer within opts->timeout_ms), the
  * server's REJECT status (-EUSERS: the server is full, -EPROTONOSUPPORT:
- * another wire version, ...), -EPROTO (an answer that breaks
- * docs/wire.md), or rnic_open()'s error. Nothing is left open on failure.
- * The caller owns the connection and closes it with rdn_close().
+ * another wire version, -EACCES: opts->user missing or refused, ...),
+ * -EPROTO (an answer that breaks docs/wire.md), or rnic_open()'s error. Nothing
+ * is left open on failure. The caller owns the connection and closes it with
+ * rdn_close().
  */
 int rdn_connect(const char *host, int rdn_port, int tcp_port,
                 struct rdn_conn **out);
