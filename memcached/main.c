@@ -458,38 +458,39 @@ static void check_chunk_max(void)
                     v, MC_SLAB_PAGE_SIZE);
 }
 
+/* One login's rule: it means protocol p unless -B said another (then
+ * exit with bad_proto), and no UDP (bad_udp). */
+static void auth_protocol(bool protocol_set, enum mc_protocol p,
+                          const char *bad_proto, const char *bad_udp)
+{
+    if (!protocol_set) {
+        settings.protocol = p;
+    } else if (settings.protocol != p) {
+        fprintf(stderr, "%s\n", bad_proto);
+        exit(MC_EXIT_USAGE);
+    }
+    if (settings.udpport) {
+        fprintf(stderr, "%s\n", bad_udp);
+        exit(MC_EXIT_USAGE);
+    }
+}
+
 /* memcached's rules: -S means the binary protocol and no UDP, -Y the
  * ASCII protocol and no UDP (-Y after -S: ASCII, as memcached). */
 static void check_auth(bool protocol_set)
 {
-    if (settings.sasl) {
-        if (!protocol_set) {
-            settings.protocol = MC_PROTO_BINARY;
-        } else if (settings.protocol != MC_PROTO_BINARY) {
-            fprintf(stderr, "ERROR: You cannot allow the ASCII protocol while "
-                            "using SASL.\n");
-            exit(MC_EXIT_USAGE);
-        }
-        if (settings.udpport) {
-            fprintf(stderr, "ERROR: Cannot enable UDP while using binary SASL "
-                            "authentication.\n");
-            exit(MC_EXIT_USAGE);
-        }
-    }
-    if (settings.auth_file) {
-        if (!protocol_set) {
-            settings.protocol = MC_PROTO_ASCII;
-        } else if (settings.protocol != MC_PROTO_ASCII) {
-            fprintf(stderr, "ERROR: You cannot allow the BINARY protocol while "
-                            "using ascii authentication tokens.\n");
-            exit(MC_EXIT_USAGE);
-        }
-        if (settings.udpport) {
-            fprintf(stderr, "Cannot use UDP with ascii authentication enabled "
-                            "(-U 0 to disable)\n");
-            exit(MC_EXIT_USAGE);
-        }
-    }
+    if (settings.sasl)
+        auth_protocol(protocol_set, MC_PROTO_BINARY,
+                      "ERROR: You cannot allow the ASCII protocol while "
+                      "using SASL.",
+                      "ERROR: Cannot enable UDP while using binary SASL "
+                      "authentication.");
+    if (settings.auth_file)
+        auth_protocol(protocol_set, MC_PROTO_ASCII,
+                      "ERROR: You cannot allow the BINARY protocol while "
+                      "using ascii authentication tokens.",
+                      "Cannot use UDP with ascii authentication enabled (-U "
+                      "0 to disable)");
 }
 
 /* -S: the SASL library; -Y: the password file (memcached's messages). */
