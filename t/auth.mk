@@ -12,3 +12,10 @@ endif
 AUTH_PY_TESTS = t/proto_auth.py t/auth_rdn.py
 TESTS += $(AUTH_PY_TESTS)
 dist_check_SCRIPTS += $(AUTH_PY_TESTS)
+
+# The -Y file's format and reloads (memcached/auth.c).
+check_PROGRAMS += t/test_auth
+TESTS += t/test_auth
+t_test_auth_SOURCES = t/test_auth.c $(TESTUTIL)
+t_test_auth_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
+t_test_auth_LDADD = $(MCSERVER_LIBS) $(CHECK_LIBS)
