@@ -15,15 +15,18 @@ which hands out table keys to anyone, is refused with -Y.
 import errno
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
 import rdnwire as w  # noqa: E402
-from offload_env import Nicd, start_server  # noqa: E402
+from offload_env import (Driver, Nicd, RestartableServer,  # noqa: E402
+                         forged_resume, start_server)
 
 CLI = os.path.join(mctest.TOP_BUILDDIR, "rdn", "librdn", "rdn-cli")
 AUTH, AUTH_OK = w.RDN_MSG_AUTH, w.RDN_MSG_AUTH_OK
@@ -210,6 +213,52 @@ def test_sasl(t, d):
     del os.environ["SASL_CONF_PATH"]
 
 
+def test_resume(t, d):
+    """A client of a -Y server that died resumes its handshake connection
+    with the restarted one, logging in again first (RESUME too wants the
+    login); a RESUME without one is refused."""
+    pw = b"resumepw"
+    srv = RestartableServer(["-Y", login_file(d, "rfile", USER, pw)])
+    try:
+        if not t.check("resume: server started", srv.start()):
+            return
+        c = srv.client()
+        c.send(login(USER, pw) + b"set k 0 0 2\r\nv1\r\n")
+        t.eq("resume: login and set", c.read(16), b"STORED\r\nSTORED\r\n")
+        c.close()
+        drv = Driver(srv, srv.rdn_port, login=(USER.decode(), pw.decode()))
+        t.eq("resume: a NIC hit", drv.get1(b"k")[:2], (0, "nic"))
+        srv.end(signal.SIGKILL)
+        if not t.check("resume: restarted on the same ports", srv.start()):
+            drv.close()
+            return
+        end = time.time() + 10
+        while time.time() < end and not (drv.get1(b"k")[0] == 0 and
+                                         drv.stats()["resumes"] >= 1):
+            time.sleep(0.1)
+        t.check("resume: the client resumed (after its login)",
+                drv.stats()["resumes"] >= 1)
+        hits = [drv.get1(b"k")[:2] for _ in range(10)]
+        time.sleep(1.2)  # LRU reports (HITS) go at least once a second
+        hits += [drv.get1(b"k")[:2] for _ in range(10)]
+        t.eq("resume: the resumed connection stays up (its HITS and "
+             "REFRESH count as logged in)", hits, [(0, "nic")] * 20)
+        t.eq("resume: still served by the NIC", drv.get1(b"k")[:2],
+             (0, "nic"))
+        t.eq("resume: no reconnection", drv.stats()["reconnects"], 0)
+        t.eq("resume: a RESUME without a login is refused",
+             forged_resume(srv.rdn_port, drv.stats()["id"], 1),
+             -errno.EACCES)
+        drv.close()
+    finally:
+        srv.close()
+
+
+def login(user, password):
+    data = user + b" " + password
+    return b"set a 0 0 %d\r\n%s\r\n" % (len(data), data)
+
+
 def test_no_auth(t, d):
     """A server without -Y/-S takes any AUTH (a client with a login works
     everywhere) and needs none."""
@@ -231,6 +280,7 @@ def main():
     try:
         t.run(test_ascii_auth, d)
         t.run(test_sasl, d)
+        t.run(test_resume, d)
         t.run(test_no_auth, d)
     finally:
         shutil.rmtree(d, True)

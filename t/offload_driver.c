@@ -4,7 +4,8 @@
  * (t/offload_*.py) run against a real memcached --rdn-port through
  * rdn-nicd. Not a test by itself.
  *
- *   offload_driver [-p rdn_port] [-t tcp_port] [-n] MODE ARGS
+ *   offload_driver [-p rdn_port] [-t tcp_port] [-n] [-u user -w pass] MODE
+ *                  ARGS
  *
  *   serve            reads commands on stdin, one reply line each:
  *                      get HEXKEY...  -> per key "STATUS SRC FLAGS CAS xHEX"
@@ -14,6 +15,7 @@
  *                      stats          -> "k v k v ..." client counters
  *                      quit
  *                    -n: no TCP fallback (doubtful answers are -11)
+ *                    -u, -w: the handshake's login (memcached -Y, -S)
  *   hash HP          reads hex keys on stdin, prints "fp bucket1 bucket2"
  *   write N SECS     sets keys race-0..N-1 in a loop with self-checking
  *                    values for SECS seconds; prints "sets K"
@@ -45,6 +47,7 @@
 #include "rdn/librdn/nic_client.h"
 
 static int rdn_port = 11212, tcp_port = 11211, no_fallback;
+static const char *user, *password;
 
 static double now_s(void)
 {
@@ -82,7 +85,8 @@ static void print_hex(const char *p, size_t n)
 
 static struct rdn_conn *conn_open(void)
 {
-    struct rdn_opts o = {.no_fallback = no_fallback};
+    struct rdn_opts o = {
+        .no_fallback = no_fallback, .user = user, .password = password};
     struct rdn_conn *c;
     int rc = rdn_connect_opts("127.0.0.1", rdn_port, tcp_port, &o, &c);
 
@@ -475,8 +479,12 @@ int main(int argc, char **argv)
 {
     int ch;
 
-    while ((ch = getopt(argc, argv, "+p:t:n")) != -1) {
-        if (ch == 'p')
+    while ((ch = getopt(argc, argv, "+p:t:nu:w:")) != -1) {
+        if (ch == 'u')
+            user = optarg;
+        else if (ch == 'w')
+            password = optarg;
+        else if (ch == 'p')
             rdn_port = atoi(optarg);
         else if (ch == 't')
             tcp_port = atoi(optarg);

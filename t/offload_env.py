@@ -171,10 +171,12 @@ def _wait_port(port, srv, secs=10):
 class Driver:
     """One RDMA client (offload_driver serve) on pipes."""
 
-    def __init__(self, srv, rdn_port, no_fallback=False):
+    def __init__(self, srv, rdn_port, no_fallback=False, login=None):
         cmd = [DRIVER, "-p", str(rdn_port), "-t", str(srv.port)]
         if no_fallback:
             cmd.append("-n")
+        if login:
+            cmd += ["-u", login[0], "-w", login[1]]
         self.proc = subprocess.Popen(cmd + ["serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)

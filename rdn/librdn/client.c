@@ -908,10 +908,14 @@ static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
     if (rc != MEMCACHED_SUCCESS)
         return r->status = -EIO;
     res = memcached_fetch_result(c->mc, NULL, &rc);
+    if (!res && rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND)
+        return r->status = -EIO;
+    /* libmemcached reads a refused command (memcached -Y's "CLIENT_ERROR
+     * unauthenticated") as a miss: it is none. */
     if (!res)
-        return r->status = (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND)
-                               ? -ENOENT
-                               : -EIO;
+        return r->status = memcached_last_error(c->mc) == MEMCACHED_CLIENT_ERROR
+                               ? -EACCES
+                               : -ENOENT;
     take_result(r, res);
     memcached_result_free(res);
     /* Read up to END so the connection stays in step. */

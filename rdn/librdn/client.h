@@ -139,7 +139,8 @@ struct memcached_st *rdn_memc(const struct rdn_conn *c);
  * *cas (each may be NULL) are set. Returns 0, -ENOENT (not found),
  * -EINVAL (bad key or arguments), -EAGAIN (opts.no_fallback and the NIC
  * could not answer for sure), -EIO (the TCP fallback failed too: with
- * libmemcached's settings, a server that is down), -ENOMEM, -ENOTCONN
+ * libmemcached's settings, a server that is down), -EACCES (the TCP
+ * fallback was refused: the server wants a login the handle lacks), -ENOMEM, -ENOTCONN
  * (the handle has no servers).
  */
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,

@@ -278,6 +278,7 @@ static int do_resume(struct rdn_offload *o, struct ofl_conn *c,
             break;
     if (a) {
         a->fd = c->fd;
+        a->authed = c->authed; /* the login came on this connection */
         c->fd = -1;
         c->state = OFL_CONN_DEAD; /* freed without a word */
         memcpy(a->peer, c->peer, sizeof(a->peer));
