@@ -107,9 +107,7 @@ static void usage(void)
         "-F, --disable-flush-all   disable flush_all command\n"
         "-C, --disable-cas         disable use of CAS\n"
         "-X, --disable-dumping     disable stats cachedump\n"
-        "-S, --enable-sasl         turn on Sasl authentication (binary "
-        "protocol; also\n"
-        "                          required by the --rdn-port handshake)\n"
+        "%s"
         "-Y, --auth-file=<file>    (EXPERIMENTAL) enable ASCII protocol "
         "authentication. format:\n"
         "                          user:pass\\nuser2:pass2\\n (also "
@@ -149,6 +147,13 @@ static void usage(void)
         "                          checked as memcached 1.6.18 checks them; no "
         "effect here\n"
         "                          (this server has no such machinery)\n",
+        /* memcached lists -S only when it has SASL */
+        auth_sasl_available()
+            ? "-S, --enable-sasl         turn on Sasl authentication (binary "
+              "protocol; also\n"
+              "                          required by the --rdn-port "
+              "handshake)\n"
+            : "",
         MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER);
 }
 
