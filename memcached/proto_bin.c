@@ -566,6 +566,10 @@ static void bin_stat(struct conn *c, const struct bin_req *r)
         slabs_stats(stat_sink, &s);
     } else if (n == 5 && memcmp(k, "sizes", 5) == 0) {
         items_sizes_stats(stat_sink, &s);
+    } else if (n == 3 && memcmp(k, "rdn", 3) == 0) {
+        /* ours, as "stats rdn": where librdn finds the RDMA port of a
+         * server that speaks nothing but this protocol (-S) */
+        rdn_glue_stats_rdn(stat_sink, &s);
     } else if (n == 12 && memcmp(k, "sizes_enable", 12) == 0) {
         stats_sizes_switch(true, stat_sink, &s);
         return;

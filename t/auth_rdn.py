@@ -205,6 +205,11 @@ def test_sasl(t, d):
                        login_file(d, "sgood", USER, b"saslpw"))
     t.check("-S: rdn-cli -a gets through the handshake (a NIC miss)",
             st == 1 and "nokey: nic" in err, err)
+    st, out, err = cli(srv, None, "nokey",
+                       login_file(d, "sgood", USER, b"saslpw"))
+    t.check("-S: rdn-cli --servers -a finds the RDMA port (binary STAT "
+            "\"rdn\" after a SASL login) and uses it",
+            st == 1 and "nokey: nic" in err, err)
     st, out, err = cli(srv, port, "nokey",
                        login_file(d, "sbad", USER, b"nope"))
     t.check("-S: rdn-cli with a wrong login: permission denied",

@@ -363,6 +363,109 @@ static int next_line(struct lines *r, char *line, size_t cap)
     }
 }
 
+/* Exactly n bytes within the deadline: 0 or -errno. */
+static int next_bytes(struct lines *r, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if (r->off == r->len) {
+            int rc = lines_fill(r);
+            if (rc < 0)
+                return rc;
+        }
+        size_t k = r->len - r->off < n - i ? r->len - r->off : n - i;
+        memcpy(out + i, r->buf + r->off, k);
+        r->off += k;
+        i += k;
+    }
+    return 0;
+}
+
+/* A binary-protocol request (memcached's, no extras, CAS 0). */
+static int bin_send(int fd, uint8_t op, const char *key, size_t nkey,
+                    const char *value, size_t nvalue)
+{
+    uint8_t p[24 + 2 * RDN_AUTH_MAX + 64] = {0x80, op};
+    size_t body = nkey + nvalue;
+
+    if (body > sizeof(p) - 24)
+        return -EINVAL;
+    p[2] = (uint8_t)(nkey >> 8), p[3] = (uint8_t)nkey;
+    for (int i = 0; i < 4; i++)
+        p[8 + i] = (uint8_t)(body >> (24 - 8 * i));
+    memcpy(p + 24, key, nkey);
+    memcpy(p + 24 + nkey, value, nvalue);
+    return write(fd, p, 24 + body) == (ssize_t)(24 + body) ? 0 : -EIO;
+}
+
+/* The next binary response: its status, key length and body (at most
+ * cap bytes, else -EPROTO). 0 or -errno. */
+static int bin_recv(struct lines *r, uint16_t *status, uint16_t *nkey,
+                    uint8_t *body, size_t cap, size_t *nbody)
+{
+    uint8_t h[24];
+    int rc = next_bytes(r, h, sizeof(h));
+
+    if (rc < 0)
+        return rc;
+    *status = (uint16_t)(h[6] << 8 | h[7]);
+    *nkey = (uint16_t)(h[2] << 8 | h[3]);
+    *nbody =
+        (size_t)h[8] << 24 | (size_t)h[9] << 16 | (size_t)h[10] << 8 | h[11];
+    if (h[0] != 0x81 || *nbody > cap || *nkey > *nbody)
+        return -EPROTO;
+    return next_bytes(r, body, *nbody);
+}
+
+/*
+ * "stats rdn" of a server that speaks the binary protocol only (memcached
+ * -S): a SASL PLAIN login with opts' user and password, then STAT "rdn".
+ * Sets s->rdn_port; 0 or -errno (-EACCES: the login was refused).
+ */
+static int probe_sasl(struct rdn_srv *s)
+{
+    char plain[2 * RDN_AUTH_MAX + 2], val[32];
+    uint8_t body[512];
+    struct lines r = {
+        .fd = tcp_connect(s->host, s->tcp_port, s->opts->timeout_ms),
+        .deadline = mono_ms() + (uint64_t)s->opts->timeout_ms};
+    size_t nu = strlen(s->opts->user), np = strlen(s->opts->password), nb;
+    uint16_t status, nkey;
+    int rc, port = 0;
+
+    if (r.fd < 0)
+        return r.fd;
+    plain[0] = '\0';
+    memcpy(plain + 1, s->opts->user, nu);
+    plain[1 + nu] = '\0';
+    memcpy(plain + 2 + nu, s->opts->password, np);
+    rc = bin_send(r.fd, 0x21, "PLAIN", 5, plain, 2 + nu + np); /* SASL_AUTH */
+    if (rc == 0)
+        rc = bin_recv(&r, &status, &nkey, body, sizeof(body), &nb);
+    if (rc == 0 && status != 0)
+        rc = -EACCES;
+    if (rc == 0)
+        rc = bin_send(r.fd, 0x10, "rdn", 3, "", 0); /* STAT */
+    while (rc == 0 &&
+           (rc = bin_recv(&r, &status, &nkey, body, sizeof(body), &nb)) == 0) {
+        if (status != 0) {
+            rc = -EPROTO; /* not a server that knows STAT "rdn" */
+            break;
+        }
+        if (nkey == 0)
+            break;
+        if (nkey == 8 && memcmp(body, "rdn_port", 8) == 0 &&
+            nb - nkey < sizeof(val)) {
+            memcpy(val, body + nkey, nb - nkey);
+            val[nb - nkey] = '\0';
+            port = atoi(val);
+        }
+    }
+    close(r.fd);
+    if (rc == 0)
+        s->rdn_port = port > 0 && port <= 65535 ? port : 0;
+    return rc;
+}
+
 /* Sends the whole string s on fd: 0 or -EIO. */
 static int send_str(int fd, const char *str)
 {
@@ -390,12 +493,17 @@ static int ascii_login(struct rdn_srv *s, struct lines *r)
  * Asks the server for "stats rdn" on a connection of its own (not the
  * application's handle, whose state is libmemcached's): sets s->rdn_port
  * from rdn_port, 0 if the server has none (rdn_enabled no). A server that
- * wants a login first (-Y) gets opts' one. Returns 0 or a negative errno
- * (the server did not answer, -EACCES: no login or a refused one).
+ * wants a login first gets opts' one: -Y's ASCII login, or for a server
+ * that closes an ASCII connection (-S) SASL over the binary protocol. Returns 0
+ * or a negative errno (the server did not answer, -EACCES: no login or a
+ * refused one).
  */
 static int probe(struct rdn_srv *s)
 {
-    static const char cmd[] = "stats rdn\r\n";
+    /* Spaces to a binary header's 24 bytes: the same command to an ASCII
+     * server, and a server of the binary protocol only closes at once
+     * rather than wait for the rest of a header. */
+    static const char cmd[] = "stats rdn             \r\n";
     struct lines r = {
         .fd = tcp_connect(s->host, s->tcp_port, s->opts->timeout_ms),
         .deadline = mono_ms() + (uint64_t)s->opts->timeout_ms};
@@ -425,6 +533,9 @@ static int probe(struct rdn_srv *s)
             port = 0;
     }
     close(fd);
+    /* Closed unanswered: a server of the binary protocol only (-S). */
+    if (rc == -ECONNRESET && s->opts->user)
+        return probe_sasl(s);
     if (rc == 0)
         s->rdn_port = port;
     return rc;

@@ -53,7 +53,8 @@ struct rdn_opts {
     /*
      * The login of a server that authenticates its clients (memcached -S
      * or -Y): its handshake wants it before anything else (docs/wire.md,
-     * AUTH), and with -Y the "stats rdn" that finds the RDMA port too.
+     * AUTH), and so does the "stats rdn" that finds the RDMA port (-Y's
+     * ASCII login; with -S SASL PLAIN and the binary STAT "rdn").
      * NULL: none. At most 255 bytes each; copied. librdn's TCP path logs
      * in nowhere: with such a server the application's handle
      * (rdn_connect_memc()) does, e.g. memcached_set_sasl_auth_data().
@@ -140,8 +141,8 @@ struct memcached_st *rdn_memc(const struct rdn_conn *c);
  * -EINVAL (bad key or arguments), -EAGAIN (opts.no_fallback and the NIC
  * could not answer for sure), -EIO (the TCP fallback failed too: with
  * libmemcached's settings, a server that is down), -EACCES (the TCP
- * fallback was refused: the server wants a login the handle lacks), -ENOMEM, -ENOTCONN
- * (the handle has no servers).
+ * fallback was refused: the server wants a login the handle lacks), -ENOMEM,
+ * -ENOTCONN (the handle has no servers).
  */
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,
             size_t *len, uint32_t *flags, uint64_t *cas);
