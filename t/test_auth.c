@@ -141,6 +141,7 @@ static Suite *auth_suite(void)
     TCase *tc = tcase_create("file");
 
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60); /* a loaded machine, not a slow test */
     tcase_add_test(tc, test_lines);
     tcase_add_test(tc, test_bytes_not_strings);
     tcase_add_test(tc, test_empty_file);
