@@ -182,7 +182,7 @@ static enum bin_result login_line(struct conn *c, char *buf, size_t avail,
                                   size_t *used)
 {
     struct token tok[MAX_TOKENS];
-    uint32_t size;
+    uint64_t size;
 
     if (avail < 2)
         return BIN_NEED_MORE;
@@ -193,11 +193,13 @@ static enum bin_result login_line(struct conn *c, char *buf, size_t avail,
     *nl = '\0'; /* the '\r' stays: the number parsers stop at it */
     size_t ntok = tokenize(buf, tok, MAX_TOKENS);
     if (ntok < 6 || strcmp(tok[0].value, "set") != 0 ||
-        !parse_u32(tok[4].value, &size)) {
+        !parse_u64(tok[4].value, &size)) {
         conn_out_error(c, "CLIENT_ERROR unauthenticated");
         return BIN_DONE;
     }
-    c->auth_data = (size_t)size + 2;
+    /* memcached reads the size as an unsigned long and keeps its low 32
+     * bits (safe_strtoul() into a uint32_t). */
+    c->auth_data = (size_t)(uint32_t)size + 2;
     return BIN_DONE;
 }
 

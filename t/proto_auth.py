@@ -88,12 +88,13 @@ class Conn(mctest.Client):
         return out
 
 
-def run_session(port, steps):
-    """The replies to a list of connections, each a list of (send, want)
-    steps; a step whose want ends in EOF ends its connection."""
+def run_session(port, steps, unix=None):
+    """The replies to a list of connections (to port, or to the unix
+    socket unix), each a list of (send, want) steps; a step whose want ends
+    in EOF ends its connection."""
     out = []
     for conn in steps:
-        c = Conn(type("S", (), {"port": port}))
+        c = Conn(type("S", (), {"port": port}), unix=unix)
         got = []
         for send, want in conn:
             closes = want.endswith(EOF)
@@ -138,9 +139,16 @@ def ascii_steps():
          (b"version\r\n", unauth),
          (b"set a 0 0 x\r\n", unauth),
          (b"set a 0 0\r\n", unauth),
+         (b"set a 0 0 -1\r\n", unauth),
+         (b"ms a 2\r\n", unauth),
+         (b"xx\r\n", unauth),
+         (b"quit\r\n", unauth),
          (b"set a 0 0 5\r\nalice\r\n",
           b"CLIENT_ERROR bad authentication token format\r\n"),
          (b"set a 0 0 3\r\nabcXY",
+          b"CLIENT_ERROR bad command line termination\r\n"),
+         # memcached keeps the low 32 bits of the size: 2^32 + 3 is 3
+         (b"set a 0 0 4294967299\r\nabcXY",
           b"CLIENT_ERROR bad command line termination\r\n"),
          (login(b"alice", b"wrong"), failure),
          (login(b"alice", b"secre"), failure),
@@ -214,6 +222,23 @@ def test_ascii(t, d, ref_ok):
     srv.stop()
     if ref:
         ref.stop()
+
+    # The same login over a unix socket.
+    with open(path, "wb") as f:
+        f.write(b"alice:newpass\n")
+    steps = [[(b"get k\r\n", b"CLIENT_ERROR unauthenticated\r\n"),
+              (login(b"alice", b"newpass"), b"STORED\r\n"),
+              (b"get k\r\n", b"END\r\n")]]
+    got, want = [], None
+    for prog, who in [(mctest.SERVER, "ours")] + (
+            [(REFERENCE, "memcached")] if ref_ok else []):
+        sock = os.path.join(d, "%s.sock" % who)
+        s = Server(["-Y", path], unix=sock, program=prog)
+        (got if who == "ours" else []).extend(run_session(None, steps, sock))
+        if who == "memcached":
+            want = run_session(None, steps, sock)
+        s.stop()
+    compare(t, "-Y over a unix socket", steps, got, want)
 
 
 # ---- start-up ----
