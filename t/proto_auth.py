@@ -11,11 +11,12 @@ here, and the same sessions against Debian's memcached 1.6.18
 stats, SIGHUP reloading the file, and the start-up refusals (-B binary or
 auto, UDP, a missing or malformed file) too.
 
--S (SASL over the binary protocol, PLAIN from a sasldb that saslpasswd2
-makes, configured through SASL_CONF_PATH as memcached's tests do): the
-same for LIST_MECHS, AUTH, STEP, the "Auth failure." answers and closes
-of commands sent before the login, a LIST_MECHS that logs out, ASCII
-refused; then a SASL login through libmemcached
+-S (SASL over the binary protocol, from a sasldb that saslpasswd2 makes,
+configured through SASL_CONF_PATH as memcached's tests do): the same for
+LIST_MECHS, AUTH, STEP, the "Auth failure." answers and closes of
+commands sent before the login, a LIST_MECHS that logs out, ASCII
+refused; a CRAM-MD5 login (a challenge, then SASL_STEP) on both servers;
+then a SASL PLAIN login through libmemcached
 (memcached_set_sasl_auth_data(), t/sasl_login) against both servers. A
 build without libsasl2 must refuse -S with memcached's message instead.
 
@@ -24,6 +25,7 @@ one by one here; memcached 1.6.18 answers only the last of the commands
 it reads at once (its ASCII auth reuses one reply object), so every
 session step here waits for its reply.
 """
+import hmac
 import os
 import shutil
 import signal
@@ -44,6 +46,8 @@ from proto_bin import (  # noqa: E402
 REFERENCE = "/usr/bin/memcached"
 SASL_LOGIN = os.path.join(mctest.TOP_BUILDDIR, "t", "sasl_login")
 AUTH_ERROR = 0x20
+AUTH_CONTINUE = 0x21
+MECHS = b"PLAIN CRAM-MD5"  # the SASL library's order
 EOF = b"<EOF>"
 QUIET = 0.05  # for replies beyond those expected
 USERS = b"alice:secret\nbob:pa:ss\ncarol:\n"
@@ -306,7 +310,7 @@ def sasl_steps():
     ok = res(SASL_AUTH, value=b"Authenticated")
     return [
         [(req(VERSION), res(VERSION, value=b"1.6.18")),
-         (req(SASL_LIST), res(SASL_LIST, value=b"PLAIN")),
+         (req(SASL_LIST), res(SASL_LIST, value=MECHS)),
          (req(SASL_AUTH, b"PLAIN", value=plain(b"testuser", b"bad")),
           auth_fail(SASL_AUTH)),
          (req(SASL_STEP, b"PLAIN", value=b"more"), auth_fail(SASL_STEP)),
@@ -328,7 +332,7 @@ def sasl_steps():
          (b"get k\r\n" * 3, EOF)],
         [(req(SASL_AUTH, b"PLAIN", value=plain(b"testuser", b"testpass")),
           ok),
-         (req(SASL_LIST), res(SASL_LIST, value=b"PLAIN")),
+         (req(SASL_LIST), res(SASL_LIST, value=MECHS)),
          (req(GET, b"k"), auth_fail(GET) + EOF)],
         [(req(SASL_AUTH, b"PLAIN", value=plain(b"nobody", b"testpass")),
           auth_fail(SASL_AUTH)),
@@ -357,6 +361,29 @@ def bin_stats(port):
     return st.get("auth_cmds"), st.get("auth_errors")
 
 
+def cram_md5(port, user, password):
+    """A CRAM-MD5 login (SASL_AUTH, a challenge, SASL_STEP), then a GET:
+    [(status, body)] of the three replies."""
+    c = Conn(type("S", (), {"port": port}))
+    out = []
+
+    def packet():
+        head = c.read(24)
+        body = c.read(struct.unpack(">I", head[8:12])[0])
+        out.append((struct.unpack(">H", head[6:8])[0], body))
+        return body
+
+    c.send(req(SASL_AUTH, b"CRAM-MD5"))
+    challenge = packet()
+    digest = hmac.new(password, challenge, "md5").hexdigest().encode()
+    c.send(req(SASL_STEP, b"CRAM-MD5", value=user + b" " + digest))
+    packet()
+    c.send(req(GET, b"k"))
+    packet()
+    c.close()
+    return out
+
+
 def sasl_login(port, user, password):
     p = subprocess.run([SASL_LOGIN, str(port), user, password, "lk", "lv"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -367,7 +394,7 @@ def sasl_login(port, user, password):
 def test_sasl(t, d, ref_ok):
     db = os.path.join(d, "sasldb")
     with open(os.path.join(d, "memcached.conf"), "w") as f:
-        f.write("mech_list: plain\nsasldb_path: %s\n" % db)
+        f.write("mech_list: plain cram-md5\nsasldb_path: %s\n" % db)
     p = subprocess.run(["saslpasswd2", "-a", "memcached", "-c", "-p", "-f",
                         db, "testuser"], input=b"testpass",
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -378,8 +405,15 @@ def test_sasl(t, d, ref_ok):
     try:
         srv, ref = side_by_side(t, "-S", ["-S", "-t", "2"], sasl_steps(),
                                 ref_ok)
+        for s, who in [(srv, "ours")] + ([(ref, "memcached")] if ref
+                                         else []):
+            (st1, chal), *rest = cram_md5(s.port, b"testuser", b"testpass")
+            t.check("CRAM-MD5 (%s): a challenge to continue with" % who,
+                    st1 == AUTH_CONTINUE and chal.startswith(b"<"), chal)
+            t.eq("CRAM-MD5 (%s): SASL_STEP logs in, then GET" % who, rest,
+                 [(0, b"Authenticated"), (0, fl(3) + b"val")])
         ours = bin_stats(srv.port)
-        t.eq("-S: auth_cmds, auth_errors", ours, ("8", "5"))
+        t.eq("-S: auth_cmds, auth_errors", ours, ("9", "5"))
         if ref:
             t.eq("-S: auth counters as memcached's", ours,
                  bin_stats(ref.port))
