@@ -247,14 +247,188 @@ START_TEST(last_wqe)
     /* The UAR word names WQE 9 (ds 2) with its true index and QPN, even
      * though the ring's ctrl segment keeps other bits in its index. */
     {
-        bool none;
+        struct m5_db_plan p;
 
-        ck_assert_uint_eq(m5_ring_db_word(ring, 8, 6, 10, 0x42, &none),
-                          m5_uar_db_word(0, 2, 9, 0x42));
-        ck_assert(!none);
-        m5_ring_db_word(ring, 8, 10, 10, 0x42, &none);
-        ck_assert(none);
+        m5_db_plan(ring, 8, 6, 10, 0x42, 0, &p);
+        ck_assert_int_eq(p.path, M5_DB_REGULAR);
+        ck_assert_uint_eq(p.last, 9);
+        ck_assert_uint_eq(p.word, m5_uar_db_word(0, 2, 9, 0x42));
+        m5_db_plan(ring, 8, 10, 10, 0x42, 256, &p);
+        ck_assert_int_eq(p.path, M5_DB_NONE);
     }
+}
+END_TEST
+
+/* Writes a WQE of ds units at index idx of a ring of cnt blocks: its ctrl
+ * head holds operand bits (index 0xbeef, QPN 0x777) the doorbell must not
+ * repeat, and every other byte of block k is 0x10 * (k + 1) + idx. */
+static void put_wqe(uint8_t *ring, uint32_t cnt, uint32_t idx, uint8_t ds)
+{
+    for (uint32_t k = 0; k < (ds * 16u + 63) / 64; k++)
+        memset(ring + ((idx + k) % cnt) * MLX5_SEND_WQE_BB,
+               (int)(0x10 * (k + 1) + idx), MLX5_SEND_WQE_BB);
+    {
+        struct mlx5_ctrl_seg *c = (void *)(ring + idx % cnt * MLX5_SEND_WQE_BB);
+
+        c->opmod_idx_opcode =
+            cpu_to_be32(mlx5_ctrl_word0(0, 0xbeef, MLX5_OPCODE_RDMA_WRITE));
+        c->qpn_ds = cpu_to_be32(mlx5_ctrl_word1(0x777, ds));
+    }
+}
+
+/* BlueFlame only for one pending WQE that fits the buffer, and only on a
+ * write-combining page; anything else takes the regular doorbell. */
+START_TEST(db_plan_path)
+{
+    uint8_t ring[16 * MLX5_SEND_WQE_BB] = {0};
+    struct m5_db_plan p;
+
+    put_wqe(ring, 16, 3, 3); /* one block: 3..4 */
+    m5_db_plan(ring, 16, 3, 4, 0x1234, 256, &p);
+    ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
+    ck_assert_uint_eq(p.bf_bytes, 64);
+    ck_assert_uint_eq(p.word,
+                      m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 3, 3, 0x1234));
+    m5_db_plan(ring, 16, 3, 4, 0x1234, 0, &p); /* no BlueFlame */
+    ck_assert_int_eq(p.path, M5_DB_REGULAR);
+    ck_assert_uint_eq(p.bf_bytes, 0);
+    /* Two pending: the doorbell names the second, the NIC fetches both. */
+    put_wqe(ring, 16, 4, 8); /* two blocks: 4..6 */
+    m5_db_plan(ring, 16, 3, 6, 0x1234, 256, &p);
+    ck_assert_int_eq(p.path, M5_DB_REGULAR);
+    ck_assert_uint_eq(p.last, 4);
+    /* The largest WQE BlueFlame takes: 4 blocks (ds 16). */
+    put_wqe(ring, 16, 6, 16);
+    m5_db_plan(ring, 16, 6, 10, 0x1234, 256, &p);
+    ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
+    ck_assert_uint_eq(p.bf_bytes, M5_BF_MAX);
+    /* Smaller BlueFlame buffers take less. */
+    m5_db_plan(ring, 16, 6, 10, 0x1234, 128, &p);
+    ck_assert_int_eq(p.path, M5_DB_REGULAR);
+    /* One more unit is a fifth block: too big for the buffer. */
+    put_wqe(ring, 16, 6, 17);
+    m5_db_plan(ring, 16, 6, 11, 0x1234, 256, &p);
+    ck_assert_int_eq(p.path, M5_DB_REGULAR);
+    ck_assert_uint_eq(p.word,
+                      m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 17, 6, 0x1234));
+    /* Indexes past 2^16: the word carries the low 16 bits. */
+    put_wqe(ring, 16, 0x10003, 2);
+    m5_db_plan(ring, 16, 0x10003, 0x10004, 0x1234, 256, &p);
+    ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
+    ck_assert_uint_eq(p.word,
+                      m5_uar_db_word(MLX5_OPCODE_RDMA_WRITE, 2, 3, 0x1234));
+}
+END_TEST
+
+/* BlueFlame only on a write-combining page, and never for the queues of
+ * cross-channel constructs, whose WQEs chains rewrite behind WAITs. */
+START_TEST(bf_max_per_qp)
+{
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, 0), 256);
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, RNIC_QP_RESTRICT_ACCESS), 256);
+    ck_assert_uint_eq(m5_qp_bf_max(512, true, 0), M5_BF_MAX);
+    ck_assert_uint_eq(m5_qp_bf_max(128, true, 0), 128);
+    ck_assert_uint_eq(m5_qp_bf_max(256, false, 0), 0);
+    ck_assert_uint_eq(m5_qp_bf_max(0, true, 0), 0);
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, RNIC_QP_CROSS_CHANNEL), 0);
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, RNIC_QP_MANAGED_SEND), 0);
+    ck_assert_uint_eq(m5_qp_bf_max(256, true, RNIC_QP_MANAGED_RECV), 0);
+}
+END_TEST
+
+/* The copy is the WQE from the ring, wrapped at its end, with the true
+ * ctrl head; bytes past it are not touched. */
+START_TEST(bf_image)
+{
+    uint8_t ring[8 * MLX5_SEND_WQE_BB] = {0}, out[M5_BF_MAX];
+    struct m5_db_plan p;
+
+    put_wqe(ring, 8, 6, 12); /* three blocks: 6, 7, then 0 */
+    m5_db_plan(ring, 8, 6, 9, 0x55, 256, &p);
+    ck_assert_int_eq(p.path, M5_DB_BLUEFLAME);
+    ck_assert_uint_eq(p.bf_bytes, 192);
+    memset(out, 0xee, sizeof(out));
+    m5_bf_image(ring, 8, &p, out);
+    ck_assert_mem_eq(out, &p.word, 8);
+    ck_assert_mem_eq(out + 8, ring + 6 * 64 + 8, 56);
+    ck_assert_mem_eq(out + 64, ring + 7 * 64, 64);
+    ck_assert_mem_eq(out + 128, ring, 64); /* wrapped */
+    for (unsigned i = 192; i < M5_BF_MAX; i++)
+        ck_assert_uint_eq(out[i], 0xee);
+    /* The ring itself keeps the chain's operand bits. */
+    ck_assert_uint_eq(
+        mlx5_ctrl_wqe_index((const struct mlx5_ctrl_seg *)(ring + 6 * 64)),
+        0xbeef);
+}
+END_TEST
+
+/* What rdn-hwcheck prints for an mlx5 device, and cut to fit. */
+START_TEST(caps_describe)
+{
+    struct m5_caps c = {.cd = true,
+                        .cq_oi = true,
+                        .atomic = true,
+                        .wqe_index_ignore = false,
+                        .bf = true,
+                        .log_bf_reg_size = 9,
+                        .log_max_qp_sz = 15,
+                        .log_max_cq_sz = 22};
+    char buf[200], small[8];
+
+    m5_caps_describe(&c, true, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "cd 1, cq_oi 1, atomic 1, wqe_index_ignore_cap 0, "
+                          "bf 1 (256-byte buffers, UAR write-combining), "
+                          "log_max_qp_sz 15, log_max_cq_sz 22");
+    m5_caps_describe(&c, false, small, sizeof(small));
+    ck_assert_str_eq(small, "cd 1, c");
+}
+END_TEST
+
+/* Successive rings use the two halves of the register in turn; the
+ * halves' size comes from the capability (log_bf_reg_size, bit 0x26b). */
+START_TEST(bf_alternation)
+{
+    uint8_t out[M5_QUERY_CAP_OUT] = {0};
+    struct m5_caps c;
+    uint32_t off = 0, half;
+
+    /* bf (bit 0x260) and log_bf_reg_size 9 (bits 0x26b-0x26f): 512. */
+    out[BYTE(0x80 + 0x260)] |= MASK(0x80 + 0x260);
+    out[BYTE(0x80 + 0x26f)] |= 9; /* the field ends at bit 0x26f */
+    m5_caps_parse(out, &c);
+    ck_assert(c.bf);
+    ck_assert_uint_eq(c.log_bf_reg_size, 9);
+    half = m5_bf_half(&c);
+    ck_assert_uint_eq(half, 256);
+    for (int i = 0; i < 6; i++) {
+        ck_assert_uint_eq(off, i % 2 ? 256 : 0);
+        off = m5_bf_next(off, half);
+    }
+    /* No bf capability: no BlueFlame, and the offset stays put. */
+    c.bf = false;
+    ck_assert_uint_eq(m5_bf_half(&c), 0);
+    ck_assert_uint_eq(m5_bf_next(0, m5_bf_half(&c)), 0);
+    /* A register too small for a doorbell word counts as none. */
+    c.bf = true;
+    c.log_bf_reg_size = 3;
+    ck_assert_uint_eq(m5_bf_half(&c), 0);
+}
+END_TEST
+
+/* The arm: sn in bits 29:28 (mod 4), "any CQE" (bit 24 clear), the
+ * consumer index's low 24 bits; the UAR word adds the CQN after it. */
+START_TEST(cq_arm)
+{
+    uint64_t w = m5_cq_arm_db_word(5, 0x1234567, 0xabcdef);
+    uint8_t b[8];
+
+    ck_assert_uint_eq(be32_to_cpu(m5_cq_arm_value(0, 7)), 7);
+    ck_assert_uint_eq(be32_to_cpu(m5_cq_arm_value(5, 0x1234567)), 0x10234567);
+    ck_assert_uint_eq(be32_to_cpu(m5_cq_arm_value(3, 0xffffff)), 0x30ffffff);
+    memcpy(b, &w, 8);
+    ck_assert_uint_eq(be32_at(b), 0x10234567);
+    ck_assert_uint_eq(be32_at(b + 4), 0xabcdef);
+    ck_assert_uint_eq(M5_CQ_DOORBELL, 0x20);
 }
 END_TEST
 
@@ -350,15 +524,17 @@ START_TEST(caps)
     out[(0x80 + 0x88) / 8] = 15; /* log_max_qp_sz */
     out[(0x80 + 0xc8) / 8] = 22; /* log_max_cq_sz */
     m5_caps_parse(out, &c);
-    ck_assert(!c.cd && !c.cq_oi && !c.atomic);
+    ck_assert(!c.cd && !c.cq_oi && !c.atomic && !c.bf && !c.wqe_index_ignore);
     ck_assert_int_eq(m5_caps_check_qp(&c, &qa, why, sizeof(why)), -EOPNOTSUPP);
     ck_assert_ptr_nonnull(strstr(why, "cross-channel"));
     ck_assert_int_eq(m5_caps_check_cq(&c, &ca, why, sizeof(why)), -EOPNOTSUPP);
     out[BYTE(0x80 + 0x22c)] |= MASK(0x80 + 0x22c);
     out[BYTE(0x80 + 0x220)] |= MASK(0x80 + 0x220);
     out[BYTE(0x80 + 0x21e)] |= MASK(0x80 + 0x21e);
+    out[BYTE(0x80 + 0x99)] |= MASK(0x80 + 0x99); /* wqe_index_ignore_cap */
     m5_caps_parse(out, &c);
-    ck_assert(c.cd && c.cq_oi && c.atomic);
+    ck_assert(c.cd && c.cq_oi && c.atomic && c.wqe_index_ignore);
+    ck_assert_uint_eq(c.log_max_cq_sz, 22); /* its neighbours untouched */
     ck_assert_uint_eq(c.log_max_qp_sz, 15);
     ck_assert_int_eq(m5_caps_check_qp(&c, &qa, why, sizeof(why)), 0);
     ck_assert_int_eq(m5_caps_check_cq(&c, &ca, why, sizeof(why)), 0);
@@ -380,6 +556,12 @@ static Suite *suite(void)
     tcase_add_test(tc, out_fields);
     tcase_add_test(tc, doorbells);
     tcase_add_test(tc, last_wqe);
+    tcase_add_test(tc, db_plan_path);
+    tcase_add_test(tc, bf_max_per_qp);
+    tcase_add_test(tc, bf_image);
+    tcase_add_test(tc, bf_alternation);
+    tcase_add_test(tc, caps_describe);
+    tcase_add_test(tc, cq_arm);
     tcase_add_test(tc, recv_wqe);
     tcase_add_test(tc, cqe_decoding);
     tcase_add_test(tc, caps);

@@ -663,6 +663,18 @@ START_TEST(verbs_open)
 END_TEST
 
 /* Malformed requests, on every provider. */
+/* Neither softnic nor verbs reads NIC capabilities: nothing to report. */
+START_TEST(device_caps)
+{
+    char buf[64] = "x";
+
+    ck_assert_int_eq(rnic_device_caps(dev, buf, sizeof(buf)), -EOPNOTSUPP);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(rnic_device_caps(NULL, buf, sizeof(buf)), -EINVAL);
+    ck_assert_int_eq(rnic_device_caps(dev, buf, 0), -EINVAL);
+}
+END_TEST
+
 START_TEST(bad_requests)
 {
     struct rnic_sge g = sge(SRC, 8);
@@ -704,6 +716,7 @@ static Suite *suite(void)
     tcase_add_test(tc, chain_queue);
     tcase_add_test(tc, librdn_client);
     tcase_add_test(tc, bad_requests);
+    tcase_add_test(tc, device_caps);
     if (on_verbs()) {
         tcase_add_test(tc, verbs_refusals);
         tcase_add_test(tc, verbs_open);

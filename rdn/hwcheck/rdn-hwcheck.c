@@ -7,7 +7,9 @@
  *
  * Each probe builds its own queues on loopback (a QP connected to itself
  * or to a second QP of the device) with the chain library and prints one
- * line: pass, fail or unsupported, with the errno and what was seen. Exit
+ * line: pass, fail or unsupported, with the errno and what was seen. The
+ * last two run the offloaded GET chain itself (rdn/offload's pipeline,
+ * answering librdn's NIC client on the same device): one hit, one miss. Exit
  * status: 0 when nothing failed (unsupported features are not failures),
  * 1 otherwise, 2 when the device does not open.
  */
@@ -21,7 +23,13 @@
 #include <time.h>
 
 #include "proto/barrier.h"
+#include "proto/byteorder.h"
+#include "proto/item.h"
+#include "proto/keyhash.h"
+#include "proto/table.h"
 #include "rdn/chain/chain.h"
+#include "rdn/librdn/nic_client.h"
+#include "rdn/offload/pipeline.h"
 
 #define ALL_ACCESS                                                             \
     (RNIC_ACCESS_LOCAL_WRITE | RNIC_ACCESS_REMOTE_WRITE |                      \
@@ -30,10 +38,15 @@
 #define PROBE_MS 2000 /* how long a probe waits for the NIC */
 #define QUIET_MS 100  /* how long "nothing happened" is watched */
 
+struct get_rig;
+
 struct probe_ctx {
     struct rnic_device *dev;
     struct chain_buf mem; /* 4 KB of scratch, all access */
     char detail[200];
+    struct get_rig *rig; /* the GET chain, once its first probe built it */
+    int rig_rc;          /* 1 until built; then 0 or why it failed */
+    char rig_why[200];
 };
 
 static void usage(FILE *f)
@@ -44,8 +57,9 @@ static void usage(FILE *f)
            "QPs, WAIT on a CQ count, SEND_EN of a managed queue, a CAS that\n"
            "turns a NOP into a WRITE, a RECV scattering into a WQE, atomic\n"
            "byte order, and whether the NIC checks a WQE's ctrl-segment\n"
-           "index/QPN. One line per feature: pass, fail or unsupported\n"
-           "(with the errno).\n"
+           "index/QPN; then runs the offloaded GET chain once on loopback\n"
+           "(a one-item table: one hit GET, one miss GET). One line per\n"
+           "feature: pass, fail or unsupported (with the errno).\n"
            "  -d DEVICE  e.g. mlx5:mlx5_0 (default $RDN_DEVICE, else softnic)\n"
            "  -v         say what each probe saw\n"
            "NOTE: the mlx5 provider this is meant for has NEVER RUN ON\n"
@@ -410,7 +424,10 @@ close_q:
 
 /*
  * A WRITE whose ctrl segment carries operand bits in wqe_index and qpn
- * (opmod 0), as chains' if-targets do: pass if the NIC executes it.
+ * (opmod 0), as chains' if-targets do: pass if the NIC executes it. A NOP
+ * goes first so that two WQEs are rung: the NIC then fetches the WRITE
+ * from the ring, bits and all, where a lone WQE could reach it as a
+ * BlueFlame copy, whose head the provider writes true (docs/mlx5.md).
  */
 static int probe_ctrl_checks(struct probe_ctx *c)
 {
@@ -428,11 +445,13 @@ static int probe_ctrl_checks(struct probe_ctx *c)
     w.id48 = 0x00a5a55a5a5aull;
     rc = chain_q_connect(&q, &q);
     if (rc == 0)
+        rc = chain_nop(&q, 0, NULL);
+    if (rc == 0)
         rc = chain_post(&q, &w, NULL); /* -EOPNOTSUPP without a raw ring */
     if (rc == 0)
         rc = chain_q_doorbell(&q);
     if (rc < 0) {
-        rc = fail(c, rc, "WRITE");
+        rc = fail(c, rc, "NOP + WRITE");
         goto close_q;
     }
     rc = chain_cq_poll_wait(q.scq, &wc, PROBE_MS);
@@ -454,6 +473,303 @@ close_q:
     return rc;
 }
 
+/*
+ * ---- the GET chain, once ----------------------------------------------
+ *
+ * The offload's own pipeline (rdn/offload/pipeline.h, as memcached builds
+ * it for each client) serving a two-bucket table that holds one item, and
+ * librdn's NIC client (rdn/librdn/nic_client.h) asking it: both QPs on the
+ * probed device, connected by loopback. One GET of the stored key must
+ * come back a verified hit with its value, one of another key a miss.
+ */
+#define GET_HASHPOWER 1 /* two buckets: both candidates of every key */
+#define GET_ITERS     2 /* the pipeline's smallest lap */
+#define GET_DEPTH     2 /* client response slots */
+#define GET_ITEM_MAX  64
+#define GET_GEN_OFF   512 /* the generation word, after the item */
+
+static const char get_key[] = "rdn-hwcheck:hit";
+static const char get_val[] = "served by the NIC, no CPU";
+_Static_assert(sizeof(get_val) - 1 <= GET_ITEM_MAX, "the value fits");
+/* Header, key and value, up to 7 bytes of padding, tail stamp. */
+#define GET_ITEM_BYTES                                                         \
+    (sizeof(struct rdn_item) + sizeof(get_key) + sizeof(get_val) + 7 + 8)
+_Static_assert(GET_ITEM_BYTES <= GET_GEN_OFF, "the item, then the gen word");
+
+struct get_rig {
+    struct chain_buf buckets; /* remote read: the worker's loopback READs */
+    struct chain_buf items;   /* the item, then the generation word */
+    struct chain_cq done;     /* the pipeline's send completions */
+    struct chain_q master;    /* releases the worker's first unit */
+    struct ofl_client cli;
+    struct ofl_pipe pipe;
+    struct rdn_geometry geo;
+    char miss_key[32];
+};
+
+/* The one item, in items, and every slot of the table pointing at it: an
+ * empty slot (fingerprint 0) still carries a gather entry the NIC could
+ * execute, as memcached's table never holds an unexecutable one. */
+static void rig_fill(struct get_rig *r)
+{
+    size_t nkey = strlen(get_key), nval = strlen(get_val);
+    struct rdn_item *it = (struct rdn_item *)(void *)r->items.ptr;
+    struct rdn_bucket *b = (struct rdn_bucket *)(void *)r->buckets.ptr;
+    struct rdn_keyhash kh;
+    struct mlx5_data_seg desc = {
+        .byte_count = cpu_to_be32((uint32_t)rdn_item_total_len(nkey, nval)),
+        .lkey = cpu_to_be32(r->items.mr->lkey),
+        .addr = cpu_to_be64((uint64_t)(uintptr_t)it),
+    };
+
+    it->stamp = 0x5eed;
+    it->nbytes = (uint32_t)nval;
+    it->nkey = (uint16_t)nkey;
+    memcpy(rdn_item_key(it), get_key, nkey);
+    memcpy(rdn_item_value(it), get_val, nval);
+    *rdn_item_tail(it) = it->stamp;
+    rdn_keyhash(get_key, nkey, GET_HASHPOWER, &kh);
+    for (unsigned i = 0; i < (1u << GET_HASHPOWER) * RDN_BUCKET_SLOTS; i++) {
+        struct rdn_slot *s =
+            &b[i / RDN_BUCKET_SLOTS].slot[i % RDN_BUCKET_SLOTS];
+
+        s->desc = desc;
+        s->match = rdn_slot_match(0);
+    }
+    b[kh.bucket1 & ((1u << GET_HASHPOWER) - 1)].slot[0].match =
+        rdn_slot_match(kh.fp);
+    /* A key of another fingerprint: it must miss. */
+    for (unsigned n = 0;; n++) {
+        struct rdn_keyhash mh;
+
+        snprintf(r->miss_key, sizeof(r->miss_key), "rdn-hwcheck:miss%u", n);
+        rdn_keyhash(r->miss_key, strlen(r->miss_key), GET_HASHPOWER, &mh);
+        if (mh.fp != kh.fp)
+            break;
+    }
+    store_release((uint64_t *)(void *)(r->items.ptr + GET_GEN_OFF),
+                  rdn_gen_word(0, 0));
+    memset(&r->geo, 0, sizeof(r->geo));
+    strncpy(r->geo.hash, RDN_HASH_NAME, sizeof(r->geo.hash));
+    r->geo.table_addr = (uint64_t)(uintptr_t)r->buckets.ptr;
+    r->geo.gen_word = rdn_gen_word(0, 0);
+    r->geo.hashpower = GET_HASHPOWER;
+    r->geo.fp_bits = RDN_FP_BITS;
+    r->geo.bucket_slots = RDN_BUCKET_SLOTS;
+    r->geo.bucket_bytes = sizeof(struct rdn_bucket);
+    r->geo.item_size_max = GET_ITEM_MAX;
+}
+
+/* The handshake memcached and librdn would do over TCP, in memory. */
+static int rig_pipe(struct probe_ctx *c, struct get_rig *r)
+{
+    struct ofl_pipe_cfg cfg = {
+        .iters = GET_ITERS,
+        .table_mr = r->buckets.mr,
+        .gen = chain_buf_loc(&r->items, GET_GEN_OFF, 8),
+        .done_cq = &r->done,
+        .master = &r->master,
+    };
+    struct rnic_addr ca, sa;
+    struct rdn_hello h;
+    int rc = ofl_client_hello(&r->cli, &h);
+
+    if (rc < 0)
+        return fail(c, rc, "client address");
+    cfg.depth = h.depth;
+    cfg.slot_addr = h.buf_addr;
+    cfg.slot_size = h.slot_size;
+    cfg.slot_rkey = h.buf_rkey;
+    memcpy(ca.bytes, h.qp_addr, sizeof(ca.bytes));
+    rc = ofl_pipe_open(c->dev, &cfg, &r->pipe);
+    if (rc < 0) {
+        snprintf(c->detail, sizeof(c->detail), "pipeline: %s", ofl_errmsg());
+        return rc;
+    }
+    rc = ofl_pipe_addr(&r->pipe, &sa);
+    if (rc < 0) {
+        snprintf(c->detail, sizeof(c->detail), "pipeline: %s", ofl_errmsg());
+        return rc;
+    }
+    rc = ofl_client_connect(&r->cli, sa.bytes);
+    if (rc < 0)
+        return fail(c, rc, "client connect");
+    rc = ofl_pipe_connect(&r->pipe, &ca);
+    if (rc == 0)
+        rc = ofl_pipe_start(&r->pipe);
+    if (rc < 0)
+        snprintf(c->detail, sizeof(c->detail), "pipeline: %s", ofl_errmsg());
+    return rc;
+}
+
+static void rig_close(struct get_rig *r)
+{
+    if (!r)
+        return;
+    ofl_client_close(&r->cli);
+    ofl_pipe_close(&r->pipe);
+    chain_q_close(&r->master);
+    chain_cq_close(&r->done);
+    chain_buf_close(&r->items);
+    chain_buf_close(&r->buckets);
+    free(r);
+}
+
+static int rig_open(struct probe_ctx *c, struct get_rig **out)
+{
+    struct chain_q_attr ma = {.sq_wqebb = 64, .flags = RNIC_QP_CROSS_CHANNEL};
+    struct get_rig *r = calloc(1, sizeof(*r));
+    int rc;
+
+    if (!r)
+        return -ENOMEM;
+    rc = chain_buf_open(c->dev, sizeof(struct rdn_bucket) << GET_HASHPOWER,
+                        RNIC_ACCESS_REMOTE_READ, &r->buckets);
+    if (rc == 0)
+        rc = chain_buf_open(c->dev, GET_GEN_OFF + 64, 0, &r->items);
+    if (rc < 0) {
+        rc = fail(c, rc, "memory");
+        goto close_rig;
+    }
+    rc = chain_cq_open(c->dev, 64, RNIC_CQ_IGNORE_OVERRUN, &r->done);
+    if (rc < 0) {
+        rc = fail(c, rc, "done CQ");
+        goto close_rig;
+    }
+    rc = chain_q_open(c->dev, &ma, &r->master);
+    if (rc == 0)
+        rc = chain_q_connect(&r->master, &r->master);
+    if (rc < 0) {
+        rc = fail(c, rc, "master queue");
+        goto close_rig;
+    }
+    rig_fill(r);
+    rc = ofl_client_open(c->dev, GET_DEPTH,
+                         (uint32_t)rdn_resp_slot_size(GET_ITEM_MAX), &r->cli);
+    if (rc < 0) {
+        rc = fail(c, rc, "client");
+        goto close_rig;
+    }
+    rc = rig_pipe(c, r);
+    if (rc < 0)
+        goto close_rig;
+    *out = r;
+    return 0;
+close_rig:
+    rig_close(r);
+    return rc;
+}
+
+/* The rig, built by the first GET probe; later ones repeat its verdict. */
+static int rig_get(struct probe_ctx *c, struct get_rig **out)
+{
+    if (c->rig_rc == 1) {
+        c->rig_rc = rig_open(c, &c->rig);
+        snprintf(c->rig_why, sizeof(c->rig_why), "%s", c->detail);
+    }
+    if (c->rig_rc < 0)
+        snprintf(c->detail, sizeof(c->detail), "%s", c->rig_why);
+    *out = c->rig;
+    return c->rig_rc;
+}
+
+/*
+ * What the server's watch thread would do: counts the pipeline's
+ * completions, until it has seen `done` answered GETs or ms passed.
+ */
+static void rig_serve(struct get_rig *r, uint64_t done, int ms)
+{
+    uint64_t end = now_ms() + (uint64_t)ms;
+    struct timespec nap = {0, 20000};
+
+    do {
+        struct rnic_wc wc[8];
+        int n;
+
+        if (ofl_pipe_poll_recv(&r->pipe) < 0)
+            return;
+        while ((n = rnic_poll_cq(r->done.cq, 8, wc)) > 0)
+            for (int i = 0; i < n; i++)
+                if (wc[i].qpn == r->pipe.resp.qpn)
+                    ofl_pipe_complete(&r->pipe, &wc[i]);
+        if (r->pipe.done >= done || ofl_pipe_failed(&r->pipe))
+            return;
+        nanosleep(&nap, NULL);
+    } while (now_ms() < end);
+}
+
+/* One GET of key through the chain; the answer must be judged `want`. */
+static int run_get(struct probe_ctx *c, const char *key, enum ofl_verdict want)
+{
+    struct get_rig *r;
+    const struct rdn_item *it = NULL;
+    struct rdn_keyhash kh;
+    enum ofl_verdict v;
+    uint64_t req, hits;
+    int64_t n;
+    int rc = rig_get(c, &r);
+
+    if (rc < 0)
+        return rc;
+    hits = r->pipe.hits;
+    rdn_keyhash(key, strlen(key), GET_HASHPOWER, &kh);
+    n = ofl_client_send(&r->cli, &r->geo, &kh);
+    if (n < 0)
+        return fail(c, (int)n, "request");
+    rc = ofl_client_wait(&r->cli, PROBE_MS, &req);
+    rig_serve(r, (uint64_t)n + 1, rc == 1 ? PROBE_MS : 0);
+    if (rc <= 0) {
+        snprintf(c->detail, sizeof(c->detail),
+                 "%s (the server's NIC received %llu of %lld requests)",
+                 rc == 0 ? "no answer" : "the client's QP failed",
+                 (unsigned long long)r->pipe.received, (long long)n + 1);
+        return rc == 0 ? -ETIMEDOUT : rc;
+    }
+    if (req != (uint64_t)n) {
+        snprintf(c->detail, sizeof(c->detail), "answer %llu to request %lld",
+                 (unsigned long long)req, (long long)n);
+        return -EPROTO;
+    }
+    v = ofl_client_judge(&r->cli, req, &r->geo, key, strlen(key),
+                         (uint32_t)time(NULL), &it);
+    if (v != want) {
+        snprintf(c->detail, sizeof(c->detail), "judged %s, want %s",
+                 ofl_verdict_name(v), ofl_verdict_name(want));
+        return -EPROTO;
+    }
+    if (v == OFL_HIT &&
+        (it->nbytes != strlen(get_val) ||
+         memcmp(rdn_item_value((struct rdn_item *)(uintptr_t)it), get_val,
+                it->nbytes) != 0)) {
+        snprintf(c->detail, sizeof(c->detail), "a hit with the wrong value");
+        return -EPROTO;
+    }
+    if (r->pipe.done != (uint64_t)n + 1 ||
+        (r->pipe.hits != hits) != (want == OFL_HIT)) {
+        snprintf(c->detail, sizeof(c->detail),
+                 "the server counted %llu answers, %llu hits",
+                 (unsigned long long)r->pipe.done,
+                 (unsigned long long)r->pipe.hits);
+        return -EPROTO;
+    }
+    snprintf(c->detail, sizeof(c->detail), "%s: %s", key,
+             want == OFL_HIT ? "the item, verified" : "no slot matched");
+    return 0;
+}
+
+static int probe_get_hit(struct probe_ctx *c)
+{
+    return run_get(c, get_key, OFL_HIT);
+}
+
+static int probe_get_miss(struct probe_ctx *c)
+{
+    struct get_rig *r;
+    int rc = rig_get(c, &r);
+
+    return rc < 0 ? rc : run_get(c, r->miss_key, OFL_MISS);
+}
+
 struct probe {
     const char *name;
     int (*run)(struct probe_ctx *c);
@@ -468,6 +784,8 @@ static const struct probe probes[] = {
     {"RECV scatters into a WQE", probe_recv_into_wqe},
     {"atomic byte order (host)", probe_atomic_order},
     {"ctrl index/QPN unchecked", probe_ctrl_checks},
+    {"GET chain: hit", probe_get_hit},
+    {"GET chain: miss", probe_get_miss},
 };
 
 int main(int argc, char **argv)
@@ -493,6 +811,7 @@ int main(int argc, char **argv)
         }
     }
     memset(&c, 0, sizeof(c));
+    c.rig_rc = 1;
     if (rnic_open(device, NULL, &c.dev) < 0) {
         fprintf(stderr, "rdn-hwcheck: %s\n", rnic_errmsg());
         return 2;
@@ -503,6 +822,12 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("device %s\n", rnic_device_name(c.dev));
+    {
+        char caps[256];
+
+        if (rnic_device_caps(c.dev, caps, sizeof(caps)) == 0)
+            printf("capabilities: %s\n", caps);
+    }
     for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
         int rc;
 
@@ -520,6 +845,7 @@ int main(int argc, char **argv)
             printf("    %s\n", c.detail);
         failed += rc != 0 && rc != -EOPNOTSUPP;
     }
+    rig_close(c.rig);
     chain_buf_close(&c.mem);
     rnic_close(c.dev);
     return failed ? 1 : 0;

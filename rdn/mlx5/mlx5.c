@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,11 @@ struct m5_cq {
     struct mlx5dv_devx_obj *obj;
     struct m5_umem buf, dbr; /* CQEs; doorbell record (set_ci, arm) */
     uint32_t depth, ci;
+    /* Completion events for rnic_cq_wait(): this CQ's alone, as rdn/verbs
+     * has a completion channel per CQ. NULL: the kernel has no DevX
+     * events, and waiting polls. */
+    struct mlx5dv_devx_event_channel *ch;
+    uint32_t arm_sn; /* events taken: the arm's sequence number */
 };
 
 struct m5_qp {
@@ -61,6 +67,12 @@ struct m5_dev {
     struct rnic_device *vdev; /* the verbs device underneath */
     struct ibv_context *ctx;
     struct mlx5dv_devx_uar *uar;
+    bool wc; /* the UAR page is write-combining */
+    /* The UAR's doorbell register is shared by every QP of the device:
+     * its BlueFlame offset and the writes that use it go under db_lock. */
+    pthread_spinlock_t db_lock;
+    uint32_t bf_off;
+    uint32_t bf_half; /* m5_bf_half(): the offset's step */
     uint32_t pdn, eqn;
     struct m5_caps caps;
     pthread_mutex_t lock;
@@ -73,6 +85,31 @@ static const struct rnic_ops m5_ops;
 static struct m5_dev *dev_of(struct rnic_device *d)
 {
     return (struct m5_dev *)d;
+}
+
+/* ---- MMIO ------------------------------------------------------------- */
+
+/*
+ * Drains the CPU's write-combining buffers toward the NIC (rdma-core's
+ * mmio_flush_writes()): a store to a write-combining UAR page may wait
+ * there, or overtake an earlier one. Before a doorbell it also keeps the
+ * WQEs and the record (ordinary memory) ahead of it.
+ */
+static inline void wc_flush(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ volatile("sfence" ::: "memory");
+#elif defined(__aarch64__)
+    __asm__ volatile("dsb st" ::: "memory");
+#else
+    fence_seq_cst();
+#endif
+}
+
+/* One 64-bit store of 8 bytes already in the order the NIC reads them. */
+static inline void mmio_write64(void *reg, uint64_t word)
+{
+    *(volatile uint64_t *)reg = word;
 }
 
 /* Runs a DevX command that creates nothing; -EIO with the syndrome. */
@@ -121,6 +158,7 @@ static int m5_open(const char *name, const struct rnic_open_opts *opts,
     d->pub.ops = &m5_ops;
     strcpy(d->pub.name, name);
     pthread_mutex_init(&d->lock, NULL);
+    pthread_spin_init(&d->db_lock, PTHREAD_PROCESS_PRIVATE);
     rc = verbs_open_with(name + strlen(M5_PREFIX), open_devx, &d->vdev);
     if (rc < 0)
         goto free_dev;
@@ -141,7 +179,13 @@ static int m5_open(const char *name, const struct rnic_open_opts *opts,
         rc = rnic_err(-EIO, "mlx5: %s: no completion EQ", name);
         goto close_vdev;
     }
-    d->uar = mlx5dv_devx_alloc_uar(d->ctx, MLX5DV_UAR_ALLOC_TYPE_NC);
+    /* Write-combining first (BlueFlame); the kernel refuses it where the
+     * CPU cannot write-combine to the NIC, and the page is then uncached. */
+    d->uar = mlx5dv_devx_alloc_uar(d->ctx, MLX5DV_UAR_ALLOC_TYPE_BF);
+    d->wc = d->uar != NULL;
+    if (!d->uar)
+        d->uar = mlx5dv_devx_alloc_uar(d->ctx, MLX5DV_UAR_ALLOC_TYPE_NC);
+    d->bf_half = m5_bf_half(&d->caps);
     if (!d->uar) {
         rc = rnic_err(-EIO, "mlx5: %s: no UAR page", name);
         goto close_vdev;
@@ -151,6 +195,7 @@ static int m5_open(const char *name, const struct rnic_open_opts *opts,
 close_vdev:
     rnic_close(d->vdev);
 free_dev:
+    pthread_spin_destroy(&d->db_lock);
     pthread_mutex_destroy(&d->lock);
     free(d);
     return rc;
@@ -169,6 +214,7 @@ static void m5_close(struct rnic_device *dev)
         m5_destroy_cq(&d->cqs->pub);
     mlx5dv_devx_free_uar(d->uar);
     rnic_close(d->vdev); /* memory and MRs */
+    pthread_spin_destroy(&d->db_lock);
     pthread_mutex_destroy(&d->lock);
     free(d);
 }
@@ -241,6 +287,25 @@ static uint32_t pow2(uint32_t v)
     return p;
 }
 
+/*
+ * The CQ's completion events, on a channel of its own: the CQ's EQ (the
+ * CQC's c_eqn) raises one per arm, and the kernel passes it to whoever
+ * subscribed to the CQ object. Without DevX events (an old kernel) c->ch
+ * stays NULL.
+ */
+static void open_events(struct m5_dev *d, struct m5_cq *c)
+{
+    uint16_t ev = M5_EVENT_COMPLETION;
+
+    c->ch = mlx5dv_devx_create_event_channel(
+        d->ctx, MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA);
+    if (c->ch && mlx5dv_devx_subscribe_devx_event(c->ch, c->obj, sizeof(ev),
+                                                  &ev, c->pub.num) != 0) {
+        mlx5dv_devx_destroy_event_channel(c->ch);
+        c->ch = NULL;
+    }
+}
+
 static int m5_create_cq(struct rnic_device *dev,
                         const struct rnic_cq_init_attr *attr,
                         struct rnic_cq **out)
@@ -283,6 +348,7 @@ static int m5_create_cq(struct rnic_device *dev,
     }
     c->pub.dev = dev;
     c->pub.num = m5_out_obj(res);
+    open_events(d, c);
     pthread_mutex_lock(&d->lock);
     c->next = d->cqs;
     d->cqs = c;
@@ -308,6 +374,8 @@ static int m5_destroy_cq(struct rnic_cq *cq)
         ;
     *pp = c->next;
     pthread_mutex_unlock(&d->lock);
+    if (c->ch)
+        mlx5dv_devx_destroy_event_channel(c->ch);
     umem_close(d, &c->dbr);
     umem_close(d, &c->buf);
     free(c);
@@ -325,6 +393,19 @@ static struct m5_qp *find_qp(struct m5_dev *d, uint32_t qpn)
     return q;
 }
 
+static const uint8_t *cqe_at(const struct m5_cq *c, uint32_t ci)
+{
+    return (const uint8_t *)c->buf.buf +
+           (size_t)(ci & (c->depth - 1)) * M5_CQE_BYTES;
+}
+
+static bool cqe_ready(const struct m5_cq *c)
+{
+    struct rnic_wc wc;
+
+    return m5_cqe_decode(cqe_at(c, c->ci), c->ci, c->depth, &wc);
+}
+
 static int m5_poll_cq(struct rnic_cq *cq, int max, struct rnic_wc *wc)
 {
     struct m5_cq *c = (struct m5_cq *)cq;
@@ -332,11 +413,9 @@ static int m5_poll_cq(struct rnic_cq *cq, int max, struct rnic_wc *wc)
     int n = 0;
 
     while (n < max) {
-        const uint8_t *cqe = (const uint8_t *)c->buf.buf +
-                             (size_t)(c->ci & (c->depth - 1)) * M5_CQE_BYTES;
         struct m5_qp *q;
 
-        if (!m5_cqe_decode(cqe, c->ci, c->depth, &wc[n]))
+        if (!m5_cqe_decode(cqe_at(c, c->ci), c->ci, c->depth, &wc[n]))
             break;
         fence_acquire(); /* the CQE's body after its owner byte */
         q = find_qp(d, wc[n].qpn);
@@ -353,26 +432,69 @@ static int m5_poll_cq(struct rnic_cq *cq, int max, struct rnic_wc *wc)
     return n;
 }
 
+/* Asks for one event at the next CQE after the consumer index. */
+static void arm_cq(struct m5_dev *d, struct m5_cq *c)
+{
+    ((volatile be32 *)c->dbr.buf)[1] = m5_cq_arm_value(c->arm_sn, c->ci);
+    wc_flush(); /* the record before the doorbell */
+    mmio_write64((uint8_t *)d->uar->base_addr + M5_CQ_DOORBELL,
+                 m5_cq_arm_db_word(c->arm_sn, c->ci, c->pub.num));
+    wc_flush();
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Without an event channel: short naps between looks. */
+static int nap_wait(const struct m5_cq *c, int64_t deadline)
+{
+    struct timespec nap = {0, 50000};
+
+    while (!cqe_ready(c)) {
+        if (deadline >= 0 && now_ms() >= deadline)
+            return 0;
+        nanosleep(&nap, NULL);
+    }
+    return 1;
+}
+
 /*
- * Polls with short sleeps: no event channel yet (arming needs the UAR CQ
- * doorbell and a DevX event channel, left for when a ConnectX is at hand).
+ * As rdn/verbs waits on its completion channel: arms the CQ, looks once
+ * more (a CQE written before the arm may raise no event), then sleeps on
+ * the channel's fd. Each event taken advances the arm sequence number, as
+ * the PRM's arm_sn requires.
  */
 static int m5_cq_wait(struct rnic_cq *cq, int timeout_ms)
 {
     struct m5_cq *c = (struct m5_cq *)cq;
-    struct timespec nap = {0, 50000};
+    int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 
-    for (long waited_us = 0; timeout_ms < 0 || waited_us < timeout_ms * 1000L;
-         waited_us += 50) {
-        struct rnic_wc wc;
-        const uint8_t *cqe = (const uint8_t *)c->buf.buf +
-                             (size_t)(c->ci & (c->depth - 1)) * M5_CQE_BYTES;
+    if (!c->ch)
+        return nap_wait(c, deadline);
+    for (;;) {
+        struct pollfd pfd = {.fd = c->ch->fd, .events = POLLIN};
+        struct mlx5dv_devx_async_event_hdr ev;
+        int left, rc;
 
-        if (m5_cqe_decode(cqe, c->ci, c->depth, &wc))
+        if (cqe_ready(c))
             return 1;
-        nanosleep(&nap, NULL);
+        arm_cq(dev_of(cq->dev), c);
+        if (cqe_ready(c))
+            return 1;
+        left = deadline < 0 ? -1 : (int)(deadline - now_ms());
+        if (deadline >= 0 && left <= 0)
+            return 0;
+        rc = poll(&pfd, 1, left);
+        if (rc < 0 && errno != EINTR)
+            return rnic_err(-errno, "mlx5: poll: %s", strerror(errno));
+        if (rc > 0 && mlx5dv_devx_get_event(c->ch, &ev, sizeof(ev)) > 0)
+            c->arm_sn++;
     }
-    return 0;
 }
 
 /* ---- queue pairs ------------------------------------------------------ */
@@ -564,26 +686,60 @@ static int m5_connect(struct rnic_qp *qp, const struct rnic_addr *remote)
 }
 
 /*
- * The doorbell record takes the producer index; the UAR word names the
- * last WQE with its true index and QPN, whatever operands the chain keeps
- * in that WQE's ctrl segment (docs/mlx5.md).
+ * The send doorbell: the record takes the producer index, then the UAR
+ * register either the ctrl head of the last WQE rung, with its true index
+ * and QPN whatever operands the chain keeps in its ctrl segment
+ * (docs/mlx5.md), or, for a lone WQE of a queue that is not
+ * cross-channel on a write-combining page, a BlueFlame copy of it with
+ * that head (m5_qp_bf_max()). The register's two buffers are
+ * used in turn (mlx5_prm.h), under the device's doorbell lock.
  */
+static void ring_uar(struct m5_dev *d, const struct rnic_qp *qp,
+                     const struct m5_db_plan *p)
+{
+    uint8_t img[M5_BF_MAX];
+
+    if (p->path == M5_DB_BLUEFLAME)
+        m5_bf_image(qp->sq.buf, qp->sq.wqebb_cnt, p, img);
+    pthread_spin_lock(&d->db_lock);
+    {
+        uint8_t *reg = (uint8_t *)d->uar->reg_addr + d->bf_off;
+
+        if (p->path == M5_DB_BLUEFLAME) {
+            for (uint32_t i = 0; i < p->bf_bytes; i += 8) {
+                uint64_t w;
+
+                memcpy(&w, img + i, 8);
+                mmio_write64(reg + i, w);
+            }
+        } else {
+            mmio_write64(reg, p->word);
+        }
+        /* Inside the lock: another thread's later doorbell must not reach
+         * the NIC first from its CPU's write-combining buffer. */
+        wc_flush();
+        d->bf_off = m5_bf_next(d->bf_off, d->bf_half);
+    }
+    pthread_spin_unlock(&d->db_lock);
+}
+
 static int m5_ring_doorbell(struct rnic_qp *qp, uint32_t sq_pi)
 {
     struct m5_qp *q = (struct m5_qp *)qp;
-    bool none;
-    uint64_t word = m5_ring_db_word(qp->sq.buf, qp->sq.wqebb_cnt, q->rung,
-                                    sq_pi, qp->num, &none);
+    struct m5_dev *d = dev_of(qp->dev);
+    struct m5_db_plan plan;
 
     if (q->flags & RNIC_QP_MANAGED_SEND)
         return 0; /* runs only as far as SEND_EN enabled it */
+    m5_db_plan(qp->sq.buf, qp->sq.wqebb_cnt, q->rung, sq_pi, qp->num,
+               m5_qp_bf_max(d->bf_half, d->wc, q->flags), &plan);
     q->rung = sq_pi;
-    if (none)
+    if (plan.path == M5_DB_NONE)
         return 0;
     fence_release(); /* WQEs before the record */
     ((volatile be32 *)q->dbr.buf)[1] = m5_dbr_value(sq_pi);
-    fence_release(); /* the record before the UAR */
-    *(volatile uint64_t *)dev_of(qp->dev)->uar->reg_addr = word;
+    wc_flush(); /* the record before the UAR */
+    ring_uar(d, qp, &plan);
     return 0;
 }
 
@@ -617,6 +773,14 @@ static void *m5_qp_rq_doorbell(struct rnic_qp *qp)
     return q->rq_wqe ? q->dbr.buf : NULL;
 }
 
+static int m5_device_caps(const struct rnic_device *dev, char *buf, size_t len)
+{
+    const struct m5_dev *d = (const struct m5_dev *)dev;
+
+    m5_caps_describe(&d->caps, d->wc, buf, len);
+    return 0;
+}
+
 static const struct rnic_ops m5_ops = {
     .close = m5_close,
     .mem_alloc = m5_mem_alloc,
@@ -636,6 +800,7 @@ static const struct rnic_ops m5_ops = {
     .post_recv = m5_post_recv,
     .qp_rq_doorbell = m5_qp_rq_doorbell,
     .mem_len = m5_mem_len,
+    .device_caps = m5_device_caps,
 };
 
 const struct rnic_provider mlx5_provider = {

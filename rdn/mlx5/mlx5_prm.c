@@ -71,7 +71,9 @@ static const struct m5_field CQ_UMEM_ID = F(0x2c0, 32),
 static const struct m5_field CAP_LOG_MAX_QP_SZ = F(0x88, 8),
                              CAP_LOG_MAX_CQ_SZ = F(0xc8, 8),
                              CAP_ATOMIC = F(0x21e, 1), CAP_CQ_OI = F(0x220, 1),
-                             CAP_CD = F(0x22c, 1);
+                             CAP_CD = F(0x22c, 1), CAP_BF = F(0x260, 1),
+                             CAP_WQE_INDEX_IGNORE = F(0x99, 1),
+                             CAP_LOG_BF_REG_SIZE = F(0x26b, 5);
 
 #define QPC_ST_RC        0x0
 #define QPC_PM_MIGRATED  0x3
@@ -274,37 +276,69 @@ uint64_t m5_uar_db_word(uint8_t opcode, uint8_t ds, uint16_t idx, uint32_t qpn)
     return mem;
 }
 
+static const struct mlx5_ctrl_seg *ctrl_at(const uint8_t *ring,
+                                           uint32_t wqebb_cnt, uint32_t idx)
+{
+    return (const void *)(ring +
+                          (size_t)(idx & (wqebb_cnt - 1)) * MLX5_SEND_WQE_BB);
+}
+
+/* The WQEBBs a WQE of ds 16-byte units occupies. */
+static uint32_t wqe_blocks(unsigned ds)
+{
+    return (ds * MLX5_SEND_WQE_DS + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB;
+}
+
 uint32_t m5_last_wqe(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t from,
                      uint32_t to)
 {
     uint32_t idx = from, last = to;
 
     while ((int32_t)(to - idx) > 0) {
-        const struct mlx5_ctrl_seg *c =
-            (const void *)(ring +
-                           (size_t)(idx & (wqebb_cnt - 1)) * MLX5_SEND_WQE_BB);
-        unsigned ds = mlx5_ctrl_ds(c);
+        unsigned ds = mlx5_ctrl_ds(ctrl_at(ring, wqebb_cnt, idx));
 
         if (ds == 0)
             break;
         last = idx;
-        idx +=
-            (ds * MLX5_SEND_WQE_DS + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB;
+        idx += wqe_blocks(ds);
     }
     return last;
 }
 
-uint64_t m5_ring_db_word(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t rung,
-                         uint32_t sq_pi, uint32_t qpn, bool *none)
+uint32_t m5_bf_next(uint32_t off, uint32_t half)
 {
-    uint32_t last = m5_last_wqe(ring, wqebb_cnt, rung, sq_pi);
-    const struct mlx5_ctrl_seg *c =
-        (const void *)(ring +
-                       (size_t)(last & (wqebb_cnt - 1)) * MLX5_SEND_WQE_BB);
+    return off ^ half;
+}
 
-    *none = last == sq_pi;
-    return m5_uar_db_word(mlx5_ctrl_opcode(c), mlx5_ctrl_ds(c), (uint16_t)last,
-                          qpn);
+void m5_db_plan(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t rung,
+                uint32_t sq_pi, uint32_t qpn, uint32_t bf_max,
+                struct m5_db_plan *p)
+{
+    const struct mlx5_ctrl_seg *c;
+    uint32_t bytes;
+
+    memset(p, 0, sizeof(*p));
+    p->last = m5_last_wqe(ring, wqebb_cnt, rung, sq_pi);
+    if (p->last == sq_pi)
+        return; /* M5_DB_NONE */
+    c = ctrl_at(ring, wqebb_cnt, p->last);
+    p->word = m5_uar_db_word(mlx5_ctrl_opcode(c), mlx5_ctrl_ds(c),
+                             (uint16_t)p->last, qpn);
+    bytes = wqe_blocks(mlx5_ctrl_ds(c)) * MLX5_SEND_WQE_BB;
+    p->path = M5_DB_REGULAR;
+    if (p->last == rung && bytes <= bf_max && bytes <= M5_BF_MAX) {
+        p->path = M5_DB_BLUEFLAME;
+        p->bf_bytes = bytes;
+    }
+}
+
+void m5_bf_image(const uint8_t *ring, uint32_t wqebb_cnt,
+                 const struct m5_db_plan *p, uint8_t out[M5_BF_MAX])
+{
+    for (uint32_t b = 0; b < p->bf_bytes / MLX5_SEND_WQE_BB; b++)
+        memcpy(out + b * MLX5_SEND_WQE_BB,
+               ctrl_at(ring, wqebb_cnt, p->last + b), MLX5_SEND_WQE_BB);
+    memcpy(out, &p->word, 8);
 }
 
 void m5_put_recv(uint8_t *wqe, uint32_t stride, const struct rnic_sge *sge,
@@ -319,6 +353,25 @@ void m5_put_recv(uint8_t *wqe, uint32_t stride, const struct rnic_sge *sge,
 be32 m5_cq_ci_value(uint32_t ci)
 {
     return cpu_to_be32(ci & 0xffffff);
+}
+
+/* The arm word: sn in bits 29:28, the command in 24 (0: any CQE), ci. */
+#define CQ_ARM_SN_SHIFT 28
+#define CQ_ARM_ANY      (0u << 24)
+
+be32 m5_cq_arm_value(uint32_t sn, uint32_t ci)
+{
+    return cpu_to_be32((sn & 3) << CQ_ARM_SN_SHIFT | CQ_ARM_ANY |
+                       (ci & 0xffffff));
+}
+
+uint64_t m5_cq_arm_db_word(uint32_t sn, uint32_t ci, uint32_t cqn)
+{
+    be32 w[2] = {m5_cq_arm_value(sn, ci), cpu_to_be32(cqn & 0xffffff)};
+    uint64_t mem;
+
+    memcpy(&mem, w, 8);
+    return mem;
 }
 
 /* CQE fields (byte offsets in the 64-byte CQE). */
@@ -425,15 +478,45 @@ void m5_caps_parse(const uint8_t out[M5_QUERY_CAP_OUT], struct m5_caps *c)
     c->atomic = m5_get(cap, CAP_ATOMIC);
     c->log_max_qp_sz = (unsigned)m5_get(cap, CAP_LOG_MAX_QP_SZ);
     c->log_max_cq_sz = (unsigned)m5_get(cap, CAP_LOG_MAX_CQ_SZ);
+    c->wqe_index_ignore = m5_get(cap, CAP_WQE_INDEX_IGNORE);
+    c->bf = m5_get(cap, CAP_BF);
+    c->log_bf_reg_size = (unsigned)m5_get(cap, CAP_LOG_BF_REG_SIZE);
+}
+
+void m5_caps_describe(const struct m5_caps *c, bool wc, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "cd %d, cq_oi %d, atomic %d, wqe_index_ignore_cap %d, "
+             "bf %d (%u-byte buffers, UAR %s), log_max_qp_sz %u, "
+             "log_max_cq_sz %u",
+             c->cd, c->cq_oi, c->atomic, c->wqe_index_ignore, c->bf,
+             m5_bf_half(c), wc ? "write-combining" : "uncached",
+             c->log_max_qp_sz, c->log_max_cq_sz);
+}
+
+uint32_t m5_bf_half(const struct m5_caps *c)
+{
+    /* A buffer holds at least the 8-byte doorbell word. */
+    return c->bf && c->log_bf_reg_size >= 4 && c->log_bf_reg_size < 31
+               ? (1u << c->log_bf_reg_size) / 2
+               : 0;
+}
+
+/* The flags of the queues RedN's cross-channel constructs use. */
+#define CROSS_FLAGS                                                            \
+    (RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND | RNIC_QP_MANAGED_RECV)
+
+uint32_t m5_qp_bf_max(uint32_t half, bool wc, unsigned qp_flags)
+{
+    if (!wc || (qp_flags & CROSS_FLAGS))
+        return 0;
+    return half < M5_BF_MAX ? half : M5_BF_MAX;
 }
 
 int m5_caps_check_qp(const struct m5_caps *c, const struct rnic_qp_init_attr *a,
                      char *why, size_t n)
 {
-    const unsigned cross =
-        RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND | RNIC_QP_MANAGED_RECV;
-
-    if ((a->flags & cross) && !c->cd) {
+    if ((a->flags & CROSS_FLAGS) && !c->cd) {
         snprintf(why, n, "the device has no cross-channel (HCA cap cd = 0)");
         return -EOPNOTSUPP;
     }

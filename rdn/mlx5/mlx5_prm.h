@@ -139,11 +139,57 @@ uint32_t m5_last_wqe(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t from,
                      uint32_t to);
 
 /*
- * The UAR word for ringing up to sq_pi after rung (m5_last_wqe's WQE, its
- * opcode and ds from the ring); *none set when no WQE starts in between.
+ * BlueFlame. A UAR page's doorbell register (mlx5dv_devx_uar.reg_addr,
+ * 2^log_bf_reg_size bytes: m5_caps) is two buffers of half that, written
+ * in turn: each ring writes the 8-byte doorbell word, or a copy of the
+ * WQE itself, to the other one than the last ring (as rdma-core's mlx5
+ * provider does), so a doorbell never lands in a buffer the NIC may still
+ * be reading. A copy saves the NIC the WQE's fetch; it needs the bf
+ * capability, the page mapped write-combining, and one WQE pending (the
+ * copy stands for only the WQE it holds). Copies are at most M5_BF_MAX
+ * bytes (ConnectX-5/6: 512-byte registers, 256-byte buffers).
  */
-uint64_t m5_ring_db_word(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t rung,
-                         uint32_t sq_pi, uint32_t qpn, bool *none);
+#define M5_BF_MAX 256
+/* The CQ arm doorbell: this offset from the UAR page's base. */
+#define M5_CQ_DOORBELL 0x20
+
+/* The buffer offset (from reg_addr) a ring after one at offset off uses,
+ * for buffers of half bytes (m5_bf_half()). */
+uint32_t m5_bf_next(uint32_t off, uint32_t half);
+
+enum m5_db_path {
+    M5_DB_NONE,      /* no WQE starts between the last ring and now */
+    M5_DB_REGULAR,   /* the doorbell word: the NIC fetches the WQEs */
+    M5_DB_BLUEFLAME, /* the one pending WQE, copied to the register */
+};
+
+struct m5_db_plan {
+    enum m5_db_path path;
+    uint32_t last;     /* index of the last WQE rung */
+    uint64_t word;     /* m5_uar_db_word() of that WQE */
+    uint32_t bf_bytes; /* BLUEFLAME: bytes to copy, a multiple of 64 */
+};
+
+/*
+ * How to ring up to sq_pi after rung: the last WQE that starts in between
+ * (m5_last_wqe()) and its UAR word (opcode and ds from the ring, true
+ * index and qpn); BLUEFLAME when that WQE is the only one pending and
+ * fits bf_max bytes (0: no BlueFlame; at most M5_BF_MAX), else REGULAR;
+ * NONE when no WQE starts in between.
+ */
+void m5_db_plan(const uint8_t *ring, uint32_t wqebb_cnt, uint32_t rung,
+                uint32_t sq_pi, uint32_t qpn, uint32_t bf_max,
+                struct m5_db_plan *p);
+
+/*
+ * The bytes a BLUEFLAME plan writes to the register: the pending WQE's
+ * p->bf_bytes from the ring (wrapping at its end), its first 8 bytes
+ * replaced by p->word, so the copy names the WQE as the regular doorbell
+ * would whatever operands a chain keeps in its ctrl segment. out holds
+ * M5_BF_MAX bytes; those past bf_bytes are left alone.
+ */
+void m5_bf_image(const uint8_t *ring, uint32_t wqebb_cnt,
+                 const struct m5_db_plan *p, uint8_t out[M5_BF_MAX]);
 
 /*
  * Writes receive WQE (stride bytes) with n scatter entries; the unused
@@ -163,8 +209,19 @@ void m5_put_recv(uint8_t *wqe, uint32_t stride, const struct rnic_sge *sge,
  */
 int m5_cqe_decode(const uint8_t cqe[M5_CQE_BYTES], uint32_t ci, uint32_t depth,
                   struct rnic_wc *wc);
+/* The event type of a CQ's completion events (DevX subscriptions). */
+#define M5_EVENT_COMPLETION 0x00
+
 /* The CQ doorbell record's consumer word (set_ci), as stored. */
 be32 m5_cq_ci_value(uint32_t ci);
+/*
+ * Arming a CQ for one completion event (any CQE, not only solicited ones)
+ * after consumer index ci: the doorbell record's arm word (record word 1)
+ * and the 64-bit word for UAR page + M5_CQ_DOORBELL, both as stored. sn is
+ * the arm sequence number: events taken so far (the low 2 bits count).
+ */
+be32 m5_cq_arm_value(uint32_t sn, uint32_t ci);
+uint64_t m5_cq_arm_db_word(uint32_t sn, uint32_t ci, uint32_t cqn);
 
 /* ---- capabilities ----------------------------------------------------- */
 
@@ -173,13 +230,40 @@ struct m5_caps {
     bool cd;     /* cross-channel: WAIT, SEND_EN, RECV_EN, cd_* QPs */
     bool cq_oi;  /* CQs that ignore overrun */
     bool atomic; /* RDMA atomics */
+    bool bf;     /* BlueFlame doorbell registers */
+    /*
+     * wqe_index_ignore_cap: the NIC can run WQEs whose ctrl wqe_index is
+     * not their position, which DPDK's packet pacing requires of its
+     * cyclic cross-channel rings (docs/mlx5.md).
+     */
+    bool wqe_index_ignore;
     unsigned log_max_qp_sz, log_max_cq_sz;
+    unsigned log_bf_reg_size; /* of a UAR doorbell register, in bytes */
 };
 
 /* QUERY_HCA_CAP of the current general capabilities. */
 void m5_query_cap_in(uint8_t in[M5_QUERY_CAP_IN]);
 /* Reads them from a QUERY_HCA_CAP (general, current) output. */
 void m5_caps_parse(const uint8_t out[M5_QUERY_CAP_OUT], struct m5_caps *c);
+
+/*
+ * Describes c in buf (n bytes, NUL-terminated, cut to fit) as one line of
+ * "name value" pairs, the PRM's names; wc: whether the UAR page is
+ * write-combining. What rnic_device_caps() reports for mlx5.
+ */
+void m5_caps_describe(const struct m5_caps *c, bool wc, char *buf, size_t n);
+
+/* The size of one of a doorbell register's two BlueFlame buffers; 0
+ * without BlueFlame. */
+uint32_t m5_bf_half(const struct m5_caps *c);
+/*
+ * The largest BlueFlame copy for a QP of rnic_qp_flags qp_flags on a
+ * device with buffers of half bytes, whose UAR page is write-combining
+ * (wc) or not: m5_db_plan()'s bf_max. 0 for cross-channel queues: a chain
+ * may rewrite a WQE of theirs after the ring while a WAIT holds the queue,
+ * and a NIC that kept the copy would run the stale bytes. 0 without wc.
+ */
+uint32_t m5_qp_bf_max(uint32_t half, bool wc, unsigned qp_flags);
 
 /* What the provider can promise with caps c: -EOPNOTSUPP lists the need. */
 int m5_caps_check_qp(const struct m5_caps *c, const struct rnic_qp_init_attr *a,

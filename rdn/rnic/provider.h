@@ -75,6 +75,8 @@ struct rnic_ops {
     int (*attach)(struct rnic_device *dev, enum rnic_obj_type type,
                   const char *name, void **out);
     size_t (*mem_len)(struct rnic_device *dev, void *addr);
+    /* NULL: no capabilities to report (rnic_device_caps: -EOPNOTSUPP). */
+    int (*device_caps)(const struct rnic_device *dev, char *buf, size_t len);
 };
 
 /*

@@ -75,6 +75,17 @@ const char *rnic_device_name(const struct rnic_device *dev)
     return dev ? dev->name : "";
 }
 
+int rnic_device_caps(const struct rnic_device *dev, char *buf, size_t len)
+{
+    if (!dev || !buf || len == 0)
+        return rnic_err(-EINVAL, "rnic_device_caps: bad argument");
+    buf[0] = '\0';
+    if (!dev->ops->device_caps)
+        return rnic_err(-EOPNOTSUPP, "%s: no capabilities to report",
+                        dev->name);
+    return dev->ops->device_caps(dev, buf, len);
+}
+
 int rnic_mem_alloc(struct rnic_device *dev, size_t len, void **addr)
 {
     if (!dev || !addr || len == 0)

@@ -96,6 +96,15 @@ void rnic_close(struct rnic_device *dev);
 /* Returns the name dev was opened under ("" for NULL); owned by dev. */
 const char *rnic_device_name(const struct rnic_device *dev);
 /*
+ * Writes into buf (len bytes, always NUL-terminated, cut to fit) the
+ * hardware capabilities RedN depends on as dev's provider read them from
+ * the NIC, as one line: mlx5's HCA capability bits, for instance.
+ * Returns 0, -EINVAL (bad argument) or -EOPNOTSUPP (the provider has none
+ * to report: softnic, which models every feature, and verbs).
+ * Thread-safe.
+ */
+int rnic_device_caps(const struct rnic_device *dev, char *buf, size_t len);
+/*
  * The name of the i-th provider built into this program, in rnic_open()'s
  * order (what --version reports), or NULL when i is past the last one.
  * Thread-safe: the table is constant.
