@@ -328,6 +328,12 @@ def sasl_steps():
         [(req(SET, b"k", sx(), b"value"), auth_fail(SET) + EOF)],
         [(req(NOOP), auth_fail(NOOP) + EOF)],
         [(req(STAT), auth_fail(STAT) + EOF)],
+        # Before the login, the login check comes before any other.
+        [(req(0x55, b"k"), auth_fail(0x55) + EOF)],
+        [(req(GET, b"k" * 300), auth_fail(GET) + EOF)],
+        [(req(SASL_LIST, value=b"x"), err(SASL_LIST, EINVAL) + EOF)],
+        [(req(SASL_AUTH, b"PLAIN", extras=b"abcd"),
+          err(SASL_AUTH, EINVAL) + EOF)],
         [(b"get k\r\n", b""),  # a binary header is 24 bytes
          (b"get k\r\n" * 3, EOF)],
         [(req(SASL_AUTH, b"PLAIN", value=plain(b"testuser", b"testpass")),
