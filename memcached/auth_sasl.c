@@ -89,7 +89,64 @@ static int sasl_log(void *context, int level, const char *message)
 typedef int (*sasl_cb_fn)(void);
 #define SASL_CB(f) ((sasl_cb_fn)(void (*)(void))(f))
 
+/* $MEMCACHED_SASL_PWDB (memcached's --enable-sasl-pwdb), or NULL. */
+static const char *pwdb;
+
+/*
+ * The password check of $MEMCACHED_SASL_PWDB, read at every login as
+ * memcached reads it: "user:password" lines (user or user@host); the
+ * password given must be
+ * what follows "user:" up to the line's end, a ':' (more fields may
+ * follow) or a NUL. Lock held.
+ */
+static int pwdb_checkpass(sasl_conn_t *conn, void *context, const char *user,
+                          const char *pass, unsigned passlen,
+                          struct propctx *propctx)
+{
+    size_t nuser = strlen(user), nhost = strlen(hostname), cap = 0;
+    char *line = NULL;
+    bool ok = false;
+    ssize_t n;
+
+    (void)conn, (void)context, (void)propctx;
+    /* The library names the user user@realm, the realm being our host
+     * name: a line may name it either way. */
+    size_t nbare = nuser > nhost + 1 && user[nuser - nhost - 1] == '@' &&
+                           strcmp(user + nuser - nhost, hostname) == 0
+                       ? nuser - nhost - 1
+                       : nuser;
+    FILE *f = fopen(pwdb, "r");
+    if (f == NULL) {
+        if (SETTING_GET(verbose))
+            fprintf(stderr, "WARNING: Failed to open sasl database <%s>\n",
+                    pwdb);
+        return SASL_NOAUTHZ;
+    }
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        size_t len = (size_t)n, nu;
+        if (len > nuser && memcmp(line, user, nuser) == 0 && line[nuser] == ':')
+            nu = nuser;
+        else if (len > nbare && memcmp(line, user, nbare) == 0 &&
+                 line[nbare] == ':')
+            nu = nbare;
+        else
+            continue;
+        const char *p = line + nu + 1;
+        size_t rest = len - nu - 1;
+        ok = passlen <= rest && memcmp(p, pass, passlen) == 0 &&
+             (passlen == rest || strchr(":\r\n", p[passlen]) != NULL);
+        break; /* the user's first line decides */
+    }
+    free(line);
+    fclose(f);
+    if (!ok && SETTING_GET(verbose))
+        fprintf(stderr, "INFO: User <%s> failed to authenticate\n", user);
+    return ok ? SASL_OK : SASL_NOAUTHZ;
+}
+
+/* The pwdb check comes first, and only with $MEMCACHED_SASL_PWDB set. */
 static sasl_callback_t callbacks[] = {
+    {SASL_CB_SERVER_USERDB_CHECKPASS, SASL_CB(pwdb_checkpass), NULL},
     {SASL_CB_LOG, SASL_CB(sasl_log), NULL},
     {SASL_CB_GETCONFPATH, SASL_CB(getconfpath), NULL},
     {SASL_CB_LIST_END, NULL, NULL},
@@ -104,7 +161,10 @@ int auth_sasl_init(void)
 {
     if (gethostname(hostname, sizeof(hostname) - 1) != 0)
         hostname[0] = '\0';
-    if (sasl_server_init(callbacks, "memcached") != SASL_OK) {
+    pwdb = getenv("MEMCACHED_SASL_PWDB");
+    /* Without a pwdb the table starts at the log callback. */
+    if (sasl_server_init(pwdb ? callbacks : callbacks + 1, "memcached") !=
+        SASL_OK) {
         fprintf(stderr, "Error initializing sasl.\n");
         return -EIO;
     }

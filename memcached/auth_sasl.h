@@ -6,7 +6,10 @@
  * realm, and the configuration (mech_list, sasldb_path, ...) read from the
  * directory $SASL_CONF_PATH, else from /etc/sasl/memcached.conf or
  * /etc/sasl2/memcached.conf. The mechanisms are the SASL library's (PLAIN,
- * CRAM-MD5, ... as libsasl2-modules provides them).
+ * CRAM-MD5, ... as libsasl2-modules provides them). With
+ * $MEMCACHED_SASL_PWDB set (memcached's --enable-sasl-pwdb, which Debian's
+ * build lacks), plaintext passwords (PLAIN) are checked against that file
+ * of "user:password" lines first, read at every login.
  *
  * A build without libsasl2 (configure found none) has the same functions:
  * auth_sasl_available() is false and the rest fail with -ENOTSUP.

@@ -215,7 +215,22 @@ def test_sasl(t, d):
     t.check("-S: rdn-cli with a wrong login: permission denied",
             st == 2 and "Permission denied" in err, err)
     srv.stop()
-    del os.environ["SASL_CONF_PATH"]
+    # memcached's own password file instead of a sasldb.
+    pwdb = os.path.join(d, "pwdb")
+    with open(pwdb, "wb") as f:
+        f.write(USER + b":filepw\n")
+    with open(os.path.join(d, "memcached.conf"), "w") as f:
+        f.write("mech_list: plain\n")
+    os.environ["MEMCACHED_SASL_PWDB"] = pwdb
+    srv, port = start_server(["-S"])
+    del os.environ["MEMCACHED_SASL_PWDB"], os.environ["SASL_CONF_PATH"]
+    r = exchange(port, auth_msg(USER, b"filepw"))
+    t.eq("-S with MEMCACHED_SASL_PWDB: its login passes", r[0],
+         (AUTH_OK, b""))
+    r = exchange(port, auth_msg(USER, b"saslpw"))
+    t.eq("-S with MEMCACHED_SASL_PWDB: another password is refused",
+         rejected(r[0]), errno.EACCES)
+    srv.stop()
 
 
 def test_resume(t, d):

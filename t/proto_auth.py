@@ -444,6 +444,43 @@ def test_sasl(t, d, ref_ok):
         del os.environ["SASL_CONF_PATH"]
 
 
+def test_pwdb(t, d):
+    """$MEMCACHED_SASL_PWDB (memcached's --enable-sasl-pwdb; not in
+    Debian's build, so ours only): PLAIN against a file of user:password
+    lines, read at every login, without any sasldb."""
+    conf = os.path.join(d, "pwdb-conf")
+    os.mkdir(conf)
+    with open(os.path.join(conf, "memcached.conf"), "w") as f:
+        f.write("mech_list: plain\n")
+    pwdb = os.path.join(d, "pwdb")
+    with open(pwdb, "wb") as f:
+        f.write(b"pwuser:pw:more fields\nother:x\n")
+    os.environ.update(SASL_CONF_PATH=conf, MEMCACHED_SASL_PWDB=pwdb)
+    try:
+        srv = Server(["-S"])
+    finally:
+        del os.environ["SASL_CONF_PATH"], os.environ["MEMCACHED_SASL_PWDB"]
+    ok = res(SASL_AUTH, value=b"Authenticated")
+    steps = [[(req(SASL_AUTH, b"PLAIN", value=plain(b"pwuser", b"pw")), ok),
+              (req(GET, b"k"), res(GET, 1, value=b"Not found"))],
+             [(req(SASL_AUTH, b"PLAIN", value=plain(b"pwuser", b"p")),
+               auth_fail(SASL_AUTH))],
+             [(req(SASL_AUTH, b"PLAIN", value=plain(b"pwuser", b"pwx")),
+               auth_fail(SASL_AUTH))],
+             [(req(SASL_AUTH, b"PLAIN", value=plain(b"other", b"x")), ok)],
+             [(req(SASL_AUTH, b"PLAIN", value=plain(b"nobody", b"x")),
+               auth_fail(SASL_AUTH))]]
+    compare(t, "MEMCACHED_SASL_PWDB", steps, run_session(srv.port, steps),
+            None)
+    with open(pwdb, "wb") as f:
+        f.write(b"pwuser:new\n")
+    steps = [[(req(SASL_AUTH, b"PLAIN", value=plain(b"pwuser", b"new")),
+               ok)]]
+    compare(t, "MEMCACHED_SASL_PWDB, rewritten", steps,
+            run_session(srv.port, steps), None)
+    srv.stop()
+
+
 def main():
     t = Tally("proto_auth")
     ref_ok = t.check("reference memcached installed (package memcached)",
@@ -460,6 +497,7 @@ def main():
         t.run(test_startup, d, ref_ok, sasl)
         if sasl:
             t.run(test_sasl, d, ref_ok)
+            t.run(test_pwdb, d)
     finally:
         shutil.rmtree(d, True)
     t.finish()
