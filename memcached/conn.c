@@ -26,6 +26,7 @@
 #include "memcached/stats.h"
 #include "memcached/thread.h"
 #include "memcached/udp.h"
+#include "memcached/watch.h"
 #include "proto/barrier.h"
 
 #define LINE_PLAIN_MAX  2048 /* memcached: longer lines must be gets */
@@ -64,7 +65,7 @@ static const char *const state_names[] = {
     [CONN_PARSE_CMD] = "conn_parse_cmd", [CONN_WRITE] = "conn_write",
     [CONN_NREAD] = "conn_nread",         [CONN_SWALLOW] = "conn_swallow",
     [CONN_CLOSING] = "conn_closing",     [CONN_MWRITE] = "conn_mwrite",
-    [CONN_CLOSED] = "conn_closed",
+    [CONN_CLOSED] = "conn_closed",       [CONN_WATCH] = "conn_watch",
 };
 
 static void conn_event_cb(evutil_socket_t fd, short which, void *arg);
@@ -592,7 +593,8 @@ static void set_interest(struct conn *c, short flags)
  * stays in the table for reuse; the owner must not touch c afterwards,
  * since another worker may take it over as soon as the fd is closed.
  */
-static void conn_close(struct conn *c)
+/* c's events stop: no more reading or idle checks. */
+static void stop_events(struct conn *c)
 {
     if (c->ev_added)
         event_del(&c->ev);
@@ -600,6 +602,30 @@ static void conn_close(struct conn *c)
     if (c->idle_added)
         event_del(&c->idle_ev);
     c->idle_added = false;
+}
+
+static const char *transport_name(const struct conn *c)
+{
+    static const char *const names[] = {
+        [TRANSPORT_TCP] = "tcp",
+        [TRANSPORT_UNIX] = "local",
+        [TRANSPORT_UDP] = "udp",
+    };
+    return names[c->transport];
+}
+
+static void conn_close(struct conn *c)
+{
+    static const char *const reasons[] = {
+        [CLOSE_ERROR] = "error",
+        [CLOSE_NORMAL] = "normal",
+        [CLOSE_IDLE_TIMEOUT] = "idle_timeout",
+        [CLOSE_SHUTDOWN] = "shutdown",
+    };
+
+    watch_log_conn(&c->peer, c->transport == TRANSPORT_UNIX ? 0 : c->peerlen,
+                   transport_name(c), reasons[c->close_reason], c->fd);
+    stop_events(c);
     out_reset(c);
     if (c->pend.it) {
         item_release(c->pend.it);
@@ -623,6 +649,24 @@ static void conn_close(struct conn *c)
 void conn_close_after_write(struct conn *c)
 {
     c->close_after_write = true;
+    c->close_reason = CLOSE_NORMAL;
+}
+
+bool conn_out_flush_now(struct conn *c)
+{
+    return c->out.bytes == 0 || out_flush(c) > 0;
+}
+
+void conn_hand_over(struct conn *c)
+{
+    stop_events(c);
+    set_state(c, CONN_WATCH);
+}
+
+void conn_end(struct conn *c)
+{
+    c->close_reason = CLOSE_NORMAL;
+    conn_close(c);
 }
 
 /* Switches c to reading the data block of c->pend.it (value + CRLF)
@@ -710,8 +754,10 @@ static enum input read_input(struct conn *c, bool *full)
         room = c->rsize - c->rend;
     }
     ssize_t n = read(c->fd, dst, room);
-    if (n == 0)
+    if (n == 0) {
+        c->close_reason = CLOSE_NORMAL;
         return INPUT_CLOSED;
+    }
     if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
             return INPUT_NONE;
@@ -852,7 +898,8 @@ static bool consume_block(struct conn *c)
 static enum progress process_input(struct conn *c, int *budget)
 {
     for (;;) {
-        if (c->close_after_write || c->state == CONN_CLOSING)
+        if (c->close_after_write || c->state == CONN_CLOSING ||
+            c->state == CONN_WATCH)
             return NEED_INPUT;
         if (c->out.bytes > OUT_HIGH_WATER)
             return OUTPUT_FULL;
@@ -882,6 +929,7 @@ static void conn_drive(struct conn *c, bool can_read)
 {
     int budget = settings.reqs_per_event;
 
+    watch_set_cfd(c->fd);
     for (;;) {
         bool full = false;
         enum input in = can_read ? read_input(c, &full) : INPUT_NONE;
@@ -890,6 +938,8 @@ static void conn_drive(struct conn *c, bool can_read)
             return;
         }
         enum progress p = process_input(c, &budget);
+        if (c->state == CONN_WATCH)
+            return; /* the watcher has it now */
         int fl = out_flush(c);
         if (fl < 0 || c->state == CONN_CLOSING ||
             (fl > 0 && c->close_after_write)) {
@@ -978,6 +1028,7 @@ static void idle_cb(evutil_socket_t fd, short which, void *arg)
     if (SETTING_GET(verbose) > 1)
         fprintf(stderr, "Closing idle fd %d\n", c->fd);
     stats_inc(TC_IDLE_KICKS);
+    c->close_reason = CLOSE_IDLE_TIMEOUT;
     conn_close(c);
 }
 
@@ -1047,6 +1098,8 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
         stats_inc(TC_TOTAL_CONNS);
         if (SETTING_GET(verbose) > 1)
             fprintf(stderr, "<%d new %s\n", fd, kind[c->proto]);
+        watch_log_conn(&c->peer, transport == TRANSPORT_UNIX ? 0 : c->peerlen,
+                       transport_name(c), NULL, fd);
     }
     return c;
 }

@@ -54,6 +54,15 @@ enum conn_state {
     CONN_SWALLOW,
     CONN_CLOSING,
     CONN_MWRITE,
+    CONN_WATCH, /* handed over to a log watcher (watch.h) */
+};
+
+/* Why a connection closed, as memcached's connevents report it. */
+enum conn_close_reason {
+    CLOSE_ERROR,
+    CLOSE_NORMAL,
+    CLOSE_IDLE_TIMEOUT,
+    CLOSE_SHUTDOWN,
 };
 
 /* One block of reply text; iovecs point into it. */
@@ -121,6 +130,7 @@ struct conn {
     struct outq out;
     bool noreply; /* the current command's replies are dropped */
     bool close_after_write;
+    enum conn_close_reason close_reason;
 
     /* memcached/auth.h: whether the client logged in (-S, -Y), its SASL
      * exchange, and with -Y the data bytes of the login command
@@ -218,6 +228,20 @@ void conn_swallow(struct conn *c, size_t n);
 
 /* Closes the connection once the replies so far are sent. */
 void conn_close_after_write(struct conn *c);
+
+/*
+ * Hands c's descriptor over to another subsystem (watch.c) from within one
+ * of c's commands: c stops being served (no more reading, no idle timer)
+ * and is left in CONN_WATCH, open and counted, with no reply pending.
+ * conn_end() closes it later, on c's worker.
+ */
+void conn_hand_over(struct conn *c);
+
+/* Sends the replies queued so far now, from within a command (watch:
+ * they go before the stream). Returns true if none is left (false: the
+ * socket is full, or failed). */
+bool conn_out_flush_now(struct conn *c);
+void conn_end(struct conn *c);
 
 /* For udp.c: runs the commands of one datagram (replies stay queued),
  * then drops the queued replies once udp.c has sent them. */

@@ -53,36 +53,47 @@ static void cursor_step(struct lru *l, struct item *cursor, struct item *it)
     it->prev = cursor;
 }
 
-/* Reclaims it if dead (LRU lock held). Returns true if it went away. */
-static bool crawl_one(struct lru *l, struct item *it, uint32_t now)
+/* Reclaims it if dead (LRU lock held). Returns 1 if it went away. */
+static unsigned crawl_one(struct lru *l, struct item *it, void *ctx)
 {
     struct rdn_keyhash kh;
-    bool reclaimed = false;
+    uint32_t now = items_now();
+    unsigned reclaimed = 0;
 
+    (void)ctx;
     l->crawler_items_checked++;
     if (!item_is_dead(it, now))
-        return false;
+        return 0;
     assoc_keyhash(item_key(it), it->nic.nkey, &kh);
     pthread_mutex_t *lk = item_lock_for(kh.lock32);
     if (pthread_mutex_trylock(lk) != 0)
-        return false;
+        return 0;
     if (item_has_flag(it, ITEM_LINKED) && item_is_dead(it, now)) {
         l->crawler_reclaimed++;
         if (!item_has_flag(it, ITEM_FETCHED))
             l->expired_unfetched++;
         do_item_unlink(it, &kh, true);
-        reclaimed = true;
+        reclaimed = 1;
     }
     pthread_mutex_unlock(lk);
     return reclaimed;
 }
 
-uint64_t crawler_crawl_class(unsigned clsid)
+/*
+ * Walks class clsid's LRU from tail to head with a cursor, calling
+ * visit(l, it, ctx) for each item with the LRU lock held (the item stays
+ * linked, hence valid, while it runs; it may unlink it), at most limit
+ * items (0 = all). nap: sleep lru_crawler_sleep every CRAWL_SLEEP_EVERY
+ * items. Returns the sum of visit's results.
+ */
+static uint64_t walk_class(unsigned clsid, uint32_t limit, bool nap,
+                           unsigned (*visit)(struct lru *l, struct item *it,
+                                             void *ctx),
+                           void *ctx)
 {
     struct lru *l = &lrus[clsid];
     struct item cursor;
-    uint64_t reclaimed = 0, checked = 0;
-    uint32_t limit = settings.lru_crawler_tocrawl;
+    uint64_t sum = 0, checked = 0;
 
     memset(&cursor, 0, sizeof(cursor));
     cursor.it_flags = ITEM_CRAWLER;
@@ -107,13 +118,44 @@ uint64_t crawler_crawl_class(unsigned clsid)
         cursor_step(l, &cursor, it);
         if (!item_has_flag(it, ITEM_CRAWLER)) {
             checked++;
-            reclaimed += crawl_one(l, it, items_now());
+            sum += visit(l, it, ctx);
         }
         pthread_mutex_unlock(&l->lock);
-        if (checked % CRAWL_SLEEP_EVERY == 0 && settings.lru_crawler_sleep)
-            usleep((useconds_t)settings.lru_crawler_sleep);
+        int sleep_us = SETTING_GET(lru_crawler_sleep);
+        if (nap && checked % CRAWL_SLEEP_EVERY == 0 && sleep_us)
+            usleep((useconds_t)sleep_us);
     }
-    return reclaimed;
+    return sum;
+}
+
+uint64_t crawler_crawl_class(unsigned clsid)
+{
+    return walk_class(clsid, SETTING_GET(lru_crawler_tocrawl), true, crawl_one,
+                      NULL);
+}
+
+struct dump_ctx {
+    crawler_dump_fn fn;
+    void *ctx;
+};
+
+/* memcached's metadump skips expired and flushed items (LRU lock held). */
+static unsigned dump_one(struct lru *l, struct item *it, void *arg)
+{
+    struct dump_ctx *d = arg;
+
+    (void)l;
+    if (item_is_dead(it, items_now()))
+        return 0;
+    d->fn(d->ctx, it);
+    return 1;
+}
+
+uint64_t crawler_dump_class(unsigned clsid, crawler_dump_fn fn, void *ctx)
+{
+    struct dump_ctx d = {.fn = fn, .ctx = ctx};
+
+    return walk_class(clsid, 0, false, dump_one, &d);
 }
 
 static uint64_t crawl_classes(uint64_t mask)
@@ -177,12 +219,14 @@ int crawler_start(void)
     pthread_mutex_lock(&cr.lock);
     if (cr.started) {
         pthread_mutex_unlock(&cr.lock);
-        return 0;
+        return -EALREADY;
     }
     cr.stopping = false;
     cr.requested = 0;
     int rc = pthread_create(&cr.tid, NULL, crawler_main, NULL);
     cr.started = rc == 0;
+    if (cr.started)
+        SETTING_SET(lru_crawler, true);
     pthread_mutex_unlock(&cr.lock);
     return -rc;
 }
@@ -195,6 +239,7 @@ void crawler_stop(void)
         return;
     }
     cr.stopping = true;
+    SETTING_SET(lru_crawler, false);
     pthread_cond_signal(&cr.cond);
     pthread_mutex_unlock(&cr.lock);
     pthread_join(cr.tid, NULL);

@@ -15,10 +15,11 @@
 
 #define CRAWLER_ALL_CLASSES UINT64_MAX
 
-/* Starts the thread; 0 or a negative errno. */
+/* Starts the thread ("lru_crawler enable"); 0, -EALREADY if it runs, or
+ * a negative errno. settings.lru_crawler says whether it runs. */
 int crawler_start(void);
 
-/* Stops and joins it (no-op if not started). */
+/* Stops and joins it (no-op if not started; "lru_crawler disable"). */
 void crawler_stop(void);
 
 /*
@@ -45,5 +46,15 @@ bool crawler_running(void);
  * tests). Returns the number of items reclaimed.
  */
 uint64_t crawler_crawl_class(unsigned clsid);
+
+/*
+ * lru_crawler metadump: calls fn(ctx, it) for every live item of class
+ * clsid, tail (oldest) first, with the class's LRU lock held (fn must not
+ * take item or LRU locks; it may read the item). Runs on the calling
+ * thread, beside a crawl. Returns the number of items passed to fn.
+ */
+struct item;
+typedef void (*crawler_dump_fn)(void *ctx, struct item *it);
+uint64_t crawler_dump_class(unsigned clsid, crawler_dump_fn fn, void *ctx);
 
 #endif /* MEMCACHED_CRAWLER_H */

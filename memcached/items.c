@@ -19,6 +19,8 @@
 
 #include "memcached/assoc.h"
 #include "memcached/crawler.h"
+#include "memcached/slab_mover.h"
+#include "memcached/watch.h"
 #include "memcached/items.h"
 #include "memcached/items_int.h"
 #include "memcached/settings.h"
@@ -159,7 +161,7 @@ static void sizes_account(struct item *it, int64_t delta)
         return;
     if (delta < 0 && it->nic.stamp < sizes_cas_min)
         return; /* stored before tracking began: never counted */
-    size_t bucket = (item_total(it) + SIZES_BUCKET - 1) / SIZES_BUCKET;
+    size_t bucket = (item_mc_ntotal(it) + SIZES_BUCKET - 1) / SIZES_BUCKET;
     if (bucket < sizes_nbuckets)
         fetch_add_relaxed(&sizes_hist[bucket], (uint64_t)delta);
 }
@@ -295,7 +297,7 @@ static void lru_link(struct lru *l, struct item *it, uint32_t now)
     it->btime = now;
     lru_insert_head(l, it);
     l->count++;
-    l->bytes += item_total(it);
+    l->bytes += item_mc_ntotal(it);
     pthread_mutex_unlock(&l->lock);
     sizes_account(it, 1);
 }
@@ -331,7 +333,7 @@ static void do_item_unlink_lru(struct item *it, bool lru_locked)
         pthread_mutex_lock(&l->lock);
     lru_remove(l, it);
     l->count--;
-    l->bytes -= item_total(it);
+    l->bytes -= item_mc_ntotal(it);
     if (!lru_locked)
         pthread_mutex_unlock(&l->lock);
     sizes_account(it, -1);
@@ -368,9 +370,63 @@ static void do_item_replace(struct item *old_it, struct item *new_it,
     new_it->btime = now;
     lru_insert_head(l, new_it);
     l->count++;
-    l->bytes += item_total(new_it);
+    l->bytes += item_mc_ntotal(new_it);
     pthread_mutex_unlock(&l->lock);
     sizes_account(new_it, 1);
+}
+
+/*
+ * A copy of live item it in another chunk of its class, published in its
+ * place with the same CAS and the same bytes (stamps included), or false
+ * when the class has no free chunk (no eviction for it). Item lock held.
+ */
+static bool item_rescue(struct item *it, const struct rdn_keyhash *kh)
+{
+    size_t ntotal = item_total(it);
+    struct item *copy = slabs_alloc_spare(ntotal, it->clsid);
+
+    if (copy == NULL)
+        return false;
+    memcpy(copy, it, ntotal);
+    copy->next = copy->prev = NULL;
+    copy->refcount = 1;
+    copy->it_flags = load_relaxed(&it->it_flags) & (uint16_t)~ITEM_LINKED;
+    do_item_replace(it, copy, kh);
+    item_release(copy);
+    return true;
+}
+
+enum item_evacuation item_evacuate(struct item *chunk, size_t chunk_size)
+{
+    char key[RDN_KEY_MAX];
+    struct rdn_keyhash kh;
+    size_t nkey = load_relaxed(&chunk->nic.nkey);
+    enum item_evacuation r = EVAC_NOT_LIVE;
+
+    /* Unlocked reads of what may be a free chunk or one being filled:
+     * only a guess at the key, checked against the index under the lock. */
+    if (nkey == 0 || nkey > RDN_KEY_MAX || item_ntotal(nkey, 0) > chunk_size)
+        return EVAC_NOT_LIVE;
+    memcpy(key, item_key(chunk), nkey);
+    assoc_keyhash(key, nkey, &kh);
+    pthread_mutex_t *lk = item_lock_for(kh.lock32);
+    pthread_mutex_lock(lk);
+    if (item_of(assoc_find(key, nkey, &kh)) == chunk) {
+        bool busy = load_acquire(&chunk->refcount) > 1;
+        if (item_is_dead(chunk, items_now())) {
+            do_item_unlink(chunk, &kh, false);
+            r = EVAC_RECLAIMED;
+        } else if (item_rescue(chunk, &kh)) {
+            r = EVAC_RESCUED;
+        } else {
+            do_item_unlink(chunk, &kh, false);
+            r = EVAC_EVICTED;
+        }
+        if (busy && r != EVAC_NOT_LIVE)
+            r |= EVAC_BUSY;
+    }
+    pthread_mutex_unlock(lk);
+    return r;
 }
 
 /* Records an access: fetched flag, access time, and an LRU bump at most
@@ -406,15 +462,22 @@ static struct item *find_live(const char *key, size_t nkey,
     struct item *it = item_of(assoc_find(key, nkey, kh));
 
     *why = MISS_ABSENT;
-    if (it == NULL)
-        return NULL;
-    if (item_is_dead(it, now)) {
+    if (it != NULL && item_is_dead(it, now)) {
         *why = items_exptime_passed(it->nic.exptime, now) ? MISS_EXPIRED
                                                           : MISS_FLUSHED;
         do_item_unlink(it, kh, false);
-        return NULL;
+        it = NULL;
+    } else if (it != NULL) {
+        *why = MISS_NONE;
     }
-    *why = MISS_NONE;
+    /* memcached logs every lookup (do_item_get) for "watch fetchers". */
+    static const char *const status[] = {
+        [MISS_NONE] = "found",
+        [MISS_ABSENT] = "not_found",
+        [MISS_FLUSHED] = "flushed",
+        [MISS_EXPIRED] = "expired",
+    };
+    watch_log_get(key, nkey, status[*why], it);
     return it;
 }
 
@@ -470,6 +533,8 @@ static bool lru_pull_tail(unsigned clsid)
             l->lrutail_reflocked++;
         } else if (dead || settings.evict_to_free) {
             evict_account(l, it, dead, now);
+            if (!dead)
+                watch_log_eviction(it);
             do_item_unlink(it, &kh, true);
             freed = true;
         }
@@ -788,6 +853,30 @@ static struct item *store_decide(struct item *old_it, struct item *it,
  * reference to it either way. Returns ITEM_OK (and *cas_out, if not NULL)
  * or why nothing was stored.
  */
+const char *item_store_status(enum item_status st)
+{
+    static const char *const names[] = {
+        [ITEM_OK] = "stored",
+        [ITEM_NOT_STORED] = "not_stored",
+        [ITEM_EXISTS] = "exists",
+        [ITEM_NOT_FOUND] = "not_found",
+        [ITEM_TOO_LARGE] = "too_large",
+        [ITEM_NO_MEMORY] = "no_memory",
+        [ITEM_NON_NUMERIC] = "not_stored",
+    };
+    return names[st];
+}
+
+const char *store_op_name(enum store_op op)
+{
+    static const char *const names[] = {
+        [STORE_SET] = "set",         [STORE_ADD] = "add",
+        [STORE_REPLACE] = "replace", [STORE_APPEND] = "append",
+        [STORE_PREPEND] = "prepend", [STORE_CAS] = "cas",
+    };
+    return names[op];
+}
+
 enum item_status item_store(struct item *it, const struct store_req *req,
                             uint64_t *cas_out)
 {
@@ -804,6 +893,8 @@ enum item_status item_store(struct item *it, const struct store_req *req,
     struct item *old_it =
         find_live(item_key(it), it->nic.nkey, &kh, items_now(), &why);
     struct item *pub = store_decide(old_it, it, req, &st);
+    watch_log_store(item_key(it), it->nic.nkey, item_store_status(st),
+                    store_op_name(req->op), pub ? pub : it);
     if (pub) {
         /* Only a store that happens takes a CAS id, as in memcached, so
          * clients see the same sequence of ids. */
@@ -888,6 +979,7 @@ void item_unlink_key(const char *key, size_t nkey)
     pthread_mutex_t *lk = item_lock_for(kh.lock32);
     pthread_mutex_lock(lk);
     struct item *it = item_of(assoc_find(key, nkey, &kh));
+    watch_log_get(key, nkey, it ? "found" : "not_found", it);
     if (it)
         do_item_unlink(it, &kh, false);
     pthread_mutex_unlock(lk);
@@ -1292,10 +1384,14 @@ int items_init(void)
     sizes_on = false;
     if (settings.track_sizes)
         items_sizes_enable(true);
-    return settings.lru_crawler ? crawler_start() : 0;
+    int rc = slab_mover_start();
+    if (rc == 0 && settings.lru_crawler)
+        rc = crawler_start();
+    return rc == -EALREADY ? 0 : rc; /* a second init keeps its crawler */
 }
 
 void items_stop(void)
 {
     crawler_stop();
+    slab_mover_stop();
 }

@@ -72,6 +72,20 @@ static inline size_t item_ntotal(size_t nkey, size_t nbytes)
     return offsetof(struct item, nic) + rdn_item_total_len(nkey, nbytes);
 }
 
+/*
+ * The item's size as memcached 1.6.18 accounts it (ITEM_ntotal): its 48-byte
+ * header, the key and its NUL, 4 bytes of client flags unless they are 0,
+ * the value with its "\r\n", and 8 bytes of CAS unless -C. The `bytes` and
+ * `mem_requested` stats, "stats sizes", metadump and `me` report this, so
+ * they read as memcached's for the same items; the chunk a class is chosen
+ * by is item_ntotal() (our layout: the NIC-visible header and stamps).
+ */
+static inline size_t item_mc_ntotal(const struct item *it)
+{
+    return 48 + it->nic.nkey + 1 + (it->nic.flags ? 4 : 0) + it->nic.nbytes +
+           2 + (settings.use_cas ? 8 : 0);
+}
+
 /* The CAS unique id a client sees: the item's stamp, or 0 with -C (no
  * CAS, as memcached: every compare with a given CAS then fails). The
  * stamp itself is always there, since the NIC path needs it. */
@@ -130,6 +144,11 @@ static inline bool items_exptime_passed(uint32_t exptime, uint32_t now)
 {
     return exptime != 0 && exptime <= now;
 }
+
+/* memcached's names of a store's outcome and command, as "watch
+ * mutations" reports them ("stored", ...; "set", ...). */
+const char *item_store_status(enum item_status st);
+const char *store_op_name(enum store_op op);
 
 /*
  * A new, unlinked item with its header and key filled in and room for

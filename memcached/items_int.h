@@ -20,7 +20,7 @@ struct lru {
     pthread_mutex_t lock;
     struct item *head, *tail;
     uint64_t count; /* linked items */
-    uint64_t bytes; /* their chunk bytes (mem_requested) */
+    uint64_t bytes; /* their item_mc_ntotal() sum (mem_requested) */
     uint64_t evicted, evicted_nonzero, evicted_time, outofmemory;
     uint64_t reclaimed, expired_unfetched, evicted_unfetched, evicted_active;
     uint64_t crawler_reclaimed, crawler_items_checked, lrutail_reflocked;
@@ -40,5 +40,23 @@ void lru_remove(struct lru *l, struct item *it);
  * lock is held too). The index's reference is dropped. */
 void do_item_unlink(struct item *it, const struct rdn_keyhash *kh,
                     bool lru_locked);
+
+/*
+ * Page moves (slab_mover.c): if chunk (of a class whose chunks are
+ * chunk_size bytes) holds a live linked item, moves it out: unlinks it if
+ * expired or flushed, else copies it to another chunk of its class (same
+ * CAS; no eviction to make room) or, with no free chunk, unlinks it.
+ * chunk may be free or half-written: the key is checked against the
+ * index under its item lock. EVAC_BUSY is or'ed in when readers still held
+ * the old item (its chunk comes back when they let go).
+ */
+enum item_evacuation {
+    EVAC_NOT_LIVE = 0,
+    EVAC_RECLAIMED = 1,
+    EVAC_RESCUED = 2,
+    EVAC_EVICTED = 3,
+    EVAC_BUSY = 4,
+};
+enum item_evacuation item_evacuate(struct item *chunk, size_t chunk_size);
 
 #endif /* MEMCACHED_ITEMS_INT_H */

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@
 #include "memcached/assoc.h"
 #include "memcached/auth.h"
 #include "memcached/auth_sasl.h"
+#include "memcached/compat_opts.h"
 #include "memcached/conn.h"
 #include "memcached/items.h"
 #include "memcached/listen.h"
@@ -53,6 +55,8 @@
 
 static struct event_base *main_base;
 static bool prealloc;
+static bool maxcore;     /* -r */
+static bool lock_memory; /* -k */
 
 static void usage(void)
 {
@@ -106,7 +110,20 @@ static void usage(void)
         "1k, max: 1024m)\n"
         "-F, --disable-flush-all   disable flush_all command\n"
         "-C, --disable-cas         disable use of CAS\n"
-        "-X, --disable-dumping     disable stats cachedump\n"
+        "-X, --disable-dumping     disable stats cachedump and lru_crawler "
+        "metadump\n"
+        "-W, --disable-watch       disable watch commands (live "
+        "logging)\n"
+        "-r, --enable-coredumps    maximize core file limit\n"
+        "-k, --lock-memory         lock down all paged memory\n"
+        "-i, --license             print the license and exit\n"
+        "-Z, --enable-ssl          refused: this server has no TLS (as a "
+        "memcached\n"
+        "                          built without it)\n"
+        "-e, --memory-file=<file>  refused: the restartable cache here is "
+        "the\n"
+        "                          offload's (--rdn-port, "
+        "--rdn-keep-on-exit)\n"
         "%s"
         "-Y, --auth-file=<file>    (EXPERIMENTAL) enable ASCII protocol "
         "authentication. format:\n"
@@ -129,6 +146,10 @@ static void usage(void)
         "(default: 0, all)\n"
         "   - track_sizes:         enable dynamic reports for 'stats "
         "sizes'\n"
+        "   - modern:              accepted (memcached: nothing now)\n"
+        "   - no_modern:           memcached 1.4's defaults: no slab "
+        "reassign or\n"
+        "                          automove, no segmented LRU\n"
         "   - idle_timeout:        timeout for idle connections. (default: 0, "
         "no timeout)\n"
         "   - slab_chunk_max:      maximum slab chunk size in bytes, checked "
@@ -146,7 +167,8 @@ static void usage(void)
         "     inline_ascii_resp, no_inline_ascii_resp:\n"
         "                          checked as memcached 1.6.18 checks them; no "
         "effect here\n"
-        "                          (this server has no such machinery)\n",
+        "                          (this server has no such machinery)\n"
+        "%s",
         /* memcached lists -S only when it has SASL */
         auth_sasl_available()
             ? "-S, --enable-sasl         turn on Sasl authentication (binary "
@@ -154,7 +176,21 @@ static void usage(void)
               "                          required by the --rdn-port "
               "handshake)\n"
             : "",
-        MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER);
+        MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER, compat_usage);
+}
+
+static void print_license(void)
+{
+    printf("memcached " MC_VERSION " (" PACKAGE_STRING ")\n\n"
+           "Copyright (c) 2026, the RedN memcached authors. All rights "
+           "reserved.\n"
+           "Distributed under the BSD 3-Clause License (the LICENSE file "
+           "of the\n"
+           "source). Written for compatibility with memcached (BSD "
+           "licensed, Danga\n"
+           "Interactive, Inc.); uses libevent (3-clause BSD license, Niels "
+           "Provos and\n"
+           "Nick Mathewson).\n");
 }
 
 /*
@@ -243,32 +279,42 @@ struct knob {
     const char *missing; /* message without a value; NULL: allowed */
     const char *bad;     /* message for a value out of range */
     int *value;          /* where an int or flag is kept, for the */
-    bool *given;         /* cross-checks (check_knobs()) */
+    bool *given;         /* cross-checks (check_knobs()) and stats */
+    double *dvalue;      /* where a float is kept */
 };
 
-/* What the cross-checks of the LRU knobs need (memcached's defaults). */
-static int hot_lru_pct = 20, warm_lru_pct = 40, lru_maintainer = 1;
+/* Whether -o temporary_ttl was given (a cross-check needs it). */
 static bool temporary_ttl;
 
 static const struct knob knobs[] = {
-    {.name = "slab_reassign", .kind = KNOB_FLAG},
-    {.name = "no_slab_reassign", .kind = KNOB_FLAG},
-    {.name = "no_slab_automove", .kind = KNOB_FLAG},
+    {.name = "slab_reassign",
+     .kind = KNOB_FLAG,
+     .max = 1,
+     .value = &settings.slab_reassign},
+    {.name = "no_slab_reassign",
+     .kind = KNOB_FLAG,
+     .max = 0,
+     .value = &settings.slab_reassign},
+    {.name = "no_slab_automove",
+     .kind = KNOB_FLAG,
+     .max = 0,
+     .value = &settings.slab_automove},
     {.name = "inline_ascii_resp", .kind = KNOB_FLAG},
     {.name = "no_inline_ascii_resp", .kind = KNOB_FLAG},
     {.name = "lru_maintainer",
      .kind = KNOB_FLAG,
      .max = 1,
-     .value = &lru_maintainer},
+     .value = &settings.lru_maintainer},
     {.name = "no_lru_maintainer",
      .kind = KNOB_FLAG,
      .max = 0,
-     .value = &lru_maintainer},
+     .value = &settings.lru_maintainer},
     {.name = "slab_automove",
      .kind = KNOB_INT,
      .min = 0,
      .max = 2,
-     .bad = "slab_automove must be between 0 and 2"},
+     .bad = "slab_automove must be between 0 and 2",
+     .value = &settings.slab_automove},
     {.name = "slab_automove_window",
      .kind = KNOB_INT,
      .min = 3,
@@ -287,19 +333,20 @@ static const struct knob knobs[] = {
      .max = 79,
      .missing = "Missing hot_lru_pct argument",
      .bad = "hot_lru_pct must be > 1 and < 80",
-     .value = &hot_lru_pct},
+     .value = &settings.lru.hot_lru_pct},
     {.name = "warm_lru_pct",
      .kind = KNOB_INT,
      .min = 1,
      .max = 79,
      .missing = "Missing warm_lru_pct argument",
      .bad = "warm_lru_pct must be > 1 and < 80",
-     .value = &warm_lru_pct},
+     .value = &settings.lru.warm_lru_pct},
     {.name = "temporary_ttl",
      .kind = KNOB_INT,
      .min = INT_MIN,
      .max = INT_MAX,
      .missing = "Missing temporary_ttl argument",
+     .value = &settings.lru.temporary_ttl,
      .given = &temporary_ttl},
     {.name = "slab_automove_ratio",
      .kind = KNOB_FLOAT,
@@ -309,11 +356,13 @@ static const struct knob knobs[] = {
     {.name = "hot_max_factor",
      .kind = KNOB_FLOAT,
      .missing = "Missing hot_max_factor argument",
-     .bad = "hot_max_factor must be > 0"},
+     .bad = "hot_max_factor must be > 0",
+     .dvalue = &settings.lru.hot_max_factor},
     {.name = "warm_max_factor",
      .kind = KNOB_FLOAT,
      .missing = "Missing warm_max_factor argument",
-     .bad = "warm_max_factor must be > 0"},
+     .bad = "warm_max_factor must be > 0",
+     .dvalue = &settings.lru.warm_max_factor},
     {.name = "watcher_logbuf_size",
      .kind = KNOB_UINT,
      .missing = "Missing watcher_logbuf_size argument",
@@ -358,6 +407,8 @@ static bool knob_option(const char *opt, const char *val)
             double v = atof(val);
             if (v <= 0 || (k->max == 1 && v > 1))
                 usage_error("%s", k->bad);
+            if (k->dvalue)
+                *k->dvalue = v;
         } else {
             uint32_t v;
             if (!parse_u32(val, &v))
@@ -371,10 +422,12 @@ static bool knob_option(const char *opt, const char *val)
 /* memcached's checks across the knobs, once every option is read. */
 static void check_knobs(void)
 {
-    if (hot_lru_pct + warm_lru_pct > 80)
+    if (temporary_ttl)
+        settings.lru.temp_lru = true;
+    if (settings.lru.hot_lru_pct + settings.lru.warm_lru_pct > 80)
         usage_error("hot_lru_pct + warm_lru_pct cannot be more than 80%% "
                     "combined");
-    if (temporary_ttl && !lru_maintainer)
+    if (temporary_ttl && !settings.lru_maintainer)
         usage_error("temporary_ttl requires lru_maintainer to be enabled");
 }
 
@@ -385,7 +438,12 @@ static void extended_option(char *opt, bool *chunk_max_set)
 
     if (val)
         *val++ = '\0';
-    if (knob_option(opt, val)) {
+    const char *err = NULL;
+    int compat = compat_option(opt, val, &err);
+
+    if (compat < 0)
+        usage_error("%s", err);
+    if (compat > 0 || knob_option(opt, val)) {
         /* validated; no effect here */
     } else if (strcmp(opt, "no_chunked_items") == 0) {
         settings.slab_chunk_max = MC_SLAB_PAGE_SIZE;
@@ -433,7 +491,10 @@ static void extended_option(char *opt, bool *chunk_max_set)
     } else if (strcmp(opt, "no_modern") == 0 && !val) {
         if (!*chunk_max_set)
             settings.slab_chunk_max = MC_SLAB_PAGE_SIZE;
-        lru_maintainer = 0;
+        settings.lru_maintainer = 0;
+        settings.lru.segmented = false;
+        settings.slab_reassign = 0;
+        settings.slab_automove = 0;
     } else {
         usage_error("Illegal suboption \"%s%s%s\"", opt, val ? "=" : "",
                     val ? val : "");
@@ -549,6 +610,13 @@ static void parse_args(int argc, char **argv)
         {"disable-flush-all", no_argument, NULL, 'F'},
         {"disable-cas", no_argument, NULL, 'C'},
         {"disable-dumping", no_argument, NULL, 'X'},
+        {"disable-watch", no_argument, NULL, 'W'},
+        {"enable-coredumps", no_argument, NULL, 'r'},
+        {"lock-memory", no_argument, NULL, 'k'},
+        {"license", no_argument, NULL, 'i'},
+        {"enable-ssl", no_argument, NULL, 'Z'},
+        {"memory-file", required_argument, NULL, 'e'},
+        {"napi_ids", required_argument, NULL, 'N'},
         {"extended", required_argument, NULL, 'o'},
         {"enable-sasl", no_argument, NULL, 'S'},
         {"auth-file", required_argument, NULL, 'Y'},
@@ -567,8 +635,8 @@ static void parse_args(int argc, char **argv)
     opterr = 0;
     while ((ch = getopt_long(
                 argc, argv,
-                ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXo:SY:", longopts,
-                NULL)) != -1) {
+                ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXWo:rkiZe:N:SY:",
+                longopts, NULL)) != -1) {
         switch (ch) {
         case 'p':
             settings.port = (int)number_arg("-p", optarg, 0, 65535);
@@ -676,6 +744,30 @@ static void parse_args(int argc, char **argv)
         case 'X':
             settings.dump_enabled = false;
             break;
+        case 'W':
+            settings.watch_enabled = false;
+            break;
+        case 'r':
+            maxcore = true;
+            break;
+        case 'k':
+            lock_memory = true;
+            break;
+        case 'i':
+            print_license();
+            exit(EXIT_SUCCESS);
+        case 'Z':
+            usage_error("This server is not built with TLS support.");
+        case 'e':
+            usage_error("-e (a memory file for a restartable cache) is not "
+                        "supported here: the offload keeps its items across "
+                        "restarts (--rdn-port, --rdn-keep-on-exit)");
+        case 'N': {
+            const char *err = compat_napi_ids(optarg);
+            if (err)
+                usage_error("%s", err);
+            break;
+        }
         case 'o': {
             char *save = NULL;
             for (char *o = strtok_r(optarg, ",", &save); o;
@@ -720,6 +812,25 @@ static void parse_args(int argc, char **argv)
     check_chunk_max();
     check_knobs();
     check_auth(protocol_set);
+    const char *err = compat_check(settings.num_threads, settings.udpport,
+                                   (unsigned long)settings.item_size_max);
+    if (err)
+        usage_error("%s", err);
+}
+
+/* -r: memcached's core file limit raise (fatal if cores stay off). */
+static void raise_core_limit(void)
+{
+    struct rlimit rl = {.rlim_cur = RLIM_INFINITY, .rlim_max = RLIM_INFINITY};
+
+    if (setrlimit(RLIMIT_CORE, &rl) != 0 && getrlimit(RLIMIT_CORE, &rl) == 0) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_CORE, &rl);
+    }
+    if (getrlimit(RLIMIT_CORE, &rl) != 0 || rl.rlim_cur == 0) {
+        fprintf(stderr, "failed to ensure corefile creation\n");
+        exit(EXIT_OSERR);
+    }
 }
 
 /* Enough descriptors for -c connections. */
@@ -870,6 +981,11 @@ int main(int argc, char **argv)
 
     settings_init();
     parse_args(argc, argv);
+    if (maxcore)
+        raise_core_limit();
+    if (lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+        fprintf(stderr, "warning: -k invalid, mlockall() failed: %s\n",
+                strerror(errno));
     signal(SIGPIPE, SIG_IGN);
     if (conns_init(setup_fd_limit()) != 0) {
         fprintf(stderr, "out of memory\n");

@@ -722,7 +722,7 @@ static void cmd_me(struct conn *c, struct token *t, size_t nt)
                      exptime == 0 ? -1LL : (long long)exptime - (long long)now,
                      now - atime, (unsigned long long)item_cas(it),
                      item_has_flag(it, ITEM_FETCHED) ? "yes" : "no", it->clsid,
-                     item_ntotal(it->nic.nkey, it->nic.nbytes));
+                     item_mc_ntotal(it));
     line_add(&l, tail, (size_t)n);
     item_release(it);
     line_send(c, &l);

@@ -94,6 +94,35 @@ bool parse_i32(const char *s, int32_t *out)
     return true;
 }
 
+bool parse_double(const char *s, double *out)
+{
+    char *end;
+
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno == ERANGE || end == s || !number_ends(end))
+        return false;
+    *out = v;
+    return true;
+}
+
+char *uri_encode(char *p, const char *key, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)key[i];
+        if (isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+            *p++ = (char)ch;
+        } else {
+            *p++ = '%';
+            *p++ = hex[ch >> 4];
+            *p++ = hex[ch & 15];
+        }
+    }
+    return p;
+}
+
 char *fmt_u64(char *p, uint64_t v)
 {
     char tmp[20];

@@ -34,6 +34,14 @@ size_t tokenize(char *line, struct token *tokens, size_t max);
 bool parse_u32(const char *s, uint32_t *out);
 bool parse_i32(const char *s, int32_t *out);
 bool parse_u64(const char *s, uint64_t *out);
+/* memcached's safe_strtod: strtod's reading, followed by nothing or by
+ * whitespace. */
+bool parse_double(const char *s, double *out);
+
+/* memcached's uriencode() of a key (metadump and watch lines): every byte
+ * but [A-Za-z0-9._~-] as %XX. Writes at most 3 * n bytes at p (no NUL);
+ * returns the end. */
+char *uri_encode(char *p, const char *key, size_t n);
 
 /* Writes v in decimal at p (no NUL); returns the end. */
 char *fmt_u64(char *p, uint64_t v);

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memcached/crawler.h"
 #include "memcached/items.h"
+#include "memcached/proto_admin.h"
 #include "memcached/proto_meta.h"
 #include "memcached/proto_text.h"
 #include "memcached/rdn_glue.h"
@@ -27,6 +27,7 @@
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
 #include "memcached/stats_prefix.h"
+#include "memcached/watch.h"
 
 #define MAX_VERBOSITY_LEVEL 2
 
@@ -173,6 +174,8 @@ static void update(struct conn *c, struct token *t, size_t nt, enum store_op op)
     if (it == NULL) {
         stats_inc(why == ITEM_TOO_LARGE ? TC_STORE_TOO_LARGE
                                         : TC_STORE_NO_MEMORY);
+        watch_log_store(key, nkey, item_store_status(why), store_op_name(op),
+                        NULL);
         conn_out_line(c, why == ITEM_TOO_LARGE
                              ? "SERVER_ERROR object too large for cache"
                              : "SERVER_ERROR out of memory storing object");
@@ -406,44 +409,15 @@ static void cmd_shutdown(struct conn *c, struct token *t, size_t nt)
     }
     if (nt == 2) {
         conn_close_after_write(c);
+        c->close_reason = CLOSE_SHUTDOWN;
         raise(SIGINT);
     } else if (nt == 3 && strcmp(t[1].value, "graceful") == 0) {
         conn_close_after_write(c);
+        c->close_reason = CLOSE_SHUTDOWN;
         raise(SIGUSR1);
     } else {
         conn_out_line(c, "CLIENT_ERROR invalid shutdown mode");
     }
-}
-
-/* "lru_crawler crawl <all|id,id,...>": reclaim expired items now. */
-static void cmd_lru_crawler(struct conn *c, struct token *t, size_t nt)
-{
-    uint64_t mask = 0;
-
-    if (nt != 4 || strcmp(t[1].value, "crawl") != 0) {
-        conn_out_line(c, "ERROR");
-        return;
-    }
-    if (!settings.lru_crawler) {
-        conn_out_line(c, "CLIENT_ERROR lru crawler disabled");
-        return;
-    }
-    if (strcmp(t[2].value, "all") == 0) {
-        mask = CRAWLER_ALL_CLASSES;
-    } else {
-        for (char *save, *id = strtok_r(t[2].value, ",", &save); id;
-             id = strtok_r(NULL, ",", &save)) {
-            uint32_t n;
-            if (!parse_u32(id, &n) || n == 0 || n >= 64) {
-                conn_out_line(c, "BADCLASS invalid class id");
-                return;
-            }
-            mask |= UINT64_C(1) << n;
-        }
-    }
-    conn_out_line(c, crawler_request(mask)
-                         ? "OK"
-                         : "BUSY currently processing crawler request");
 }
 
 /* ---- dispatch ---- */
@@ -478,7 +452,11 @@ static const struct command commands[] = {
     {"verbosity", 3, 4, cmd_verbosity},
     {"quit", 2, SIZE_MAX, cmd_quit},
     {"shutdown", 2, SIZE_MAX, cmd_shutdown},
-    {"lru_crawler", 2, SIZE_MAX, cmd_lru_crawler},
+    {"lru_crawler", 2, SIZE_MAX, proto_lru_crawler},
+    {"slabs", 2, SIZE_MAX, proto_slabs},
+    {"lru", 3, SIZE_MAX, proto_lru},
+    {"cache_memlimit", 3, 4, proto_cache_memlimit},
+    {"watch", 2, SIZE_MAX, proto_watch},
 };
 
 /*

@@ -4,9 +4,27 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+
 #include "memcached/settings.h"
 
 struct settings settings;
+
+static pthread_mutex_t lru_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void settings_lru_get(struct lru_tunables *out)
+{
+    pthread_mutex_lock(&lru_lock);
+    *out = settings.lru;
+    pthread_mutex_unlock(&lru_lock);
+}
+
+void settings_lru_set(const struct lru_tunables *in)
+{
+    pthread_mutex_lock(&lru_lock);
+    settings.lru = *in;
+    pthread_mutex_unlock(&lru_lock);
+}
 
 void settings_init(void)
 {
@@ -40,6 +58,20 @@ void settings_init(void)
         .lru_crawler_tocrawl = 0,
         .idle_timeout = 0,
         .slab_chunk_max = MC_SLAB_PAGE_SIZE / 2,
+        .slab_reassign = 1,
+        .slab_automove = 1,
+        .lru_maintainer = 1,
+        .lru =
+            {
+                .hot_lru_pct = 20,
+                .warm_lru_pct = 40,
+                .hot_max_factor = 0.2,
+                .warm_max_factor = 2.0,
+                .segmented = true,
+                .temp_lru = false,
+                .temporary_ttl = 61,
+            },
+        .watch_enabled = true,
         .track_sizes = false,
         .daemonize = false,
         .pid_file = NULL,

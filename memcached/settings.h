@@ -3,7 +3,9 @@
  * memcached/settings.h - the server's configuration, filled from the command
  * line by main.c before any thread starts and read-only afterwards, except
  * for the few fields the protocol may change at run time (verbosity,
- * detail_enabled, track_sizes, which are read and written atomically).
+ * detail_enabled, track_sizes, maxbytes, lru_crawler, lru_crawler_sleep,
+ * lru_crawler_tocrawl, slab_automove: read and written with SETTING_GET /
+ * SETTING_SET).
  */
 #ifndef MEMCACHED_SETTINGS_H
 #define MEMCACHED_SETTINGS_H
@@ -29,6 +31,20 @@ enum mc_protocol {
     MC_PROTO_NEGOTIATE, /* auto: a first byte of 0x80 means binary */
     MC_PROTO_ASCII,
     MC_PROTO_BINARY,
+};
+
+/*
+ * memcached's segmented-LRU tunables ("lru tune|mode|temp_ttl", -o
+ * hot_lru_pct, ...). This server keeps one LRU per class, so they only
+ * are validated, kept and reported (stats settings). Changed at run time:
+ * read and written whole with settings_lru_get() / settings_lru_set().
+ */
+struct lru_tunables {
+    int hot_lru_pct, warm_lru_pct;
+    double hot_max_factor, warm_max_factor;
+    bool segmented;
+    bool temp_lru;
+    int temporary_ttl;
 };
 
 struct settings {
@@ -61,6 +77,11 @@ struct settings {
     uint32_t lru_crawler_tocrawl; /* -o lru_crawler_tocrawl */
     int idle_timeout;             /* -o idle_timeout, seconds; <= 0: never */
     int slab_chunk_max;           /* -o slab_chunk_max, no effect here */
+    int slab_reassign;            /* 0 with -o no_slab_reassign */
+    int slab_automove;            /* -o slab_automove, "slabs automove" */
+    int lru_maintainer;           /* 0 with -o no_lru_maintainer/no_modern */
+    struct lru_tunables lru;      /* see above: only through settings_lru_* */
+    bool watch_enabled;           /* false with -W */
     bool track_sizes;             /* -o track_sizes, "stats sizes_enable" */
     bool daemonize;               /* -d */
     char *pid_file;               /* -P */
@@ -73,6 +94,10 @@ extern struct settings settings;
 
 /* Fills settings with memcached 1.6's defaults (but -l 127.0.0.1). */
 void settings_init(void);
+
+/* Copies of settings.lru, under a lock (any thread). */
+void settings_lru_get(struct lru_tunables *out);
+void settings_lru_set(const struct lru_tunables *in);
 
 /* Reads / writes a run-time tunable field without a data race. */
 #define SETTING_GET(field)    load_relaxed(&settings.field)

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,7 +35,19 @@ struct slabclass {
     unsigned carve_left; /* chunks left to carve there */
     struct free_chunk *limbo_head, *limbo_tail; /* oldest epoch first */
     uint64_t nlimbo;
+    /* The page being moved out of this class (slabs_move_begin()): its
+     * chunks that come free are counted in captured instead of going back
+     * to the free list, so none is handed out again; once all perslab are
+     * in, the page changes hands. */
+    char *moving;
+    unsigned captured;
     uint64_t counters[SLABS_NCOUNTERS];
+};
+
+/* The one move at a time (page lock). */
+struct page_move {
+    char *page; /* NULL: no move */
+    unsigned src, dst;
 };
 
 static struct {
@@ -49,6 +62,13 @@ static struct {
     slabs_page_fn page_fn;
     void *page_ctx;
     uint64_t epoch;
+    size_t max_pages;     /* arena pages: entries of page_owner */
+    uint8_t *page_owner;  /* class of each handed-out page; page lock */
+    char **pool;          /* memcached's class 0: pages owned by no class */
+    size_t npool;         /* (page lock) */
+    uint64_t pages_moved; /* slabs_moved (page lock) */
+    struct page_move mv;  /* page lock to start or end; src lock between */
+    bool preallocated;    /* -L: memcached then refuses cache_memlimit */
     /* The horizon is written with every class lock held, read under one. */
     uint64_t (*horizon)(void *ctx);
     void *horizon_ctx;
@@ -115,23 +135,40 @@ size_t slabs_arena_bytes(size_t mem_limit, double factor, size_t min_chunk,
     return (limit_pages + n) * page;
 }
 
-/* Takes a page for c if the memory limit allows. Called with c->lock. */
+static size_t page_index(const void *p)
+{
+    return (size_t)((const char *)p - (char *)arena_base()) / slabs.page_stride;
+}
+
+/* Records that page now belongs to class clsid and tells the page hook,
+ * before any of its chunks is handed out. Called with the page lock. */
+static void page_owned(char *page, unsigned clsid)
+{
+    size_t i = page_index(page);
+
+    if (i < slabs.max_pages)
+        slabs.page_owner[i] = (uint8_t)clsid;
+    if (slabs.page_fn != NULL)
+        slabs.page_fn(slabs.page_ctx, i, clsid);
+}
+
+/* Takes a page for c: one of the pool's, else a new one if the memory
+ * limit allows. Called with c->lock. */
 static bool grab_page(struct slabclass *c)
 {
     void *page = NULL;
 
     pthread_mutex_lock(&slabs.page_lock);
-    if (slabs.mem_limit == 0 || c->pages == 0 ||
-        slabs.malloced + slabs.page_size <= slabs.mem_limit)
+    if (slabs.npool > 0) {
+        page = slabs.pool[--slabs.npool];
+    } else if (slabs.mem_limit == 0 || c->pages == 0 ||
+               slabs.malloced + slabs.page_size <= slabs.mem_limit) {
         page = arena_page_alloc(slabs.page_size);
-    if (page != NULL) {
-        slabs.malloced += slabs.page_size;
-        if (slabs.page_fn != NULL)
-            slabs.page_fn(slabs.page_ctx,
-                          (size_t)((char *)page - (char *)arena_base()) /
-                              slabs.page_stride,
-                          (unsigned)(c - slabs.cls));
+        if (page != NULL)
+            slabs.malloced += slabs.page_size;
     }
+    if (page != NULL)
+        page_owned(page, (unsigned)(c - slabs.cls));
     pthread_mutex_unlock(&slabs.page_lock);
     if (page == NULL)
         return false;
@@ -153,6 +190,8 @@ void slabs_prealloc(void)
                        ? slabs.mem_limit
                        : arena_size();
     volatile char *base = arena_base();
+
+    slabs.preallocated = true;
 
     for (unsigned i = 1; i <= slabs.nclasses; i++) {
         struct slabclass *c = &slabs.cls[i];
@@ -189,6 +228,14 @@ int slabs_init(size_t mem_limit, double factor, size_t min_chunk,
     slabs.page_stride = (slabs.page_size + 63) & ~(size_t)63;
     slabs.item_size_max = item_size_max;
     slabs.mem_limit = mem_limit;
+    slabs.max_pages = arena_size() / slabs.page_stride;
+    slabs.page_owner = calloc(slabs.max_pages ? slabs.max_pages : 1, 1);
+    slabs.pool = calloc(slabs.max_pages ? slabs.max_pages : 1, sizeof(char *));
+    if (slabs.page_owner == NULL || slabs.pool == NULL) {
+        free(slabs.page_owner);
+        free(slabs.pool);
+        return -ENOMEM;
+    }
     pthread_mutex_init(&slabs.page_lock, NULL);
     store_seq_cst(&slabs.epoch, 1);
     for (unsigned i = 1; i <= slabs.nclasses; i++) {
@@ -211,6 +258,8 @@ void slabs_destroy(void)
     for (unsigned i = 1; i <= slabs.nclasses; i++)
         pthread_mutex_destroy(&slabs.cls[i].lock);
     pthread_mutex_destroy(&slabs.page_lock);
+    free(slabs.page_owner);
+    free(slabs.pool);
     memset(&slabs, 0, sizeof(slabs));
 }
 
@@ -287,6 +336,8 @@ int slabs_adopt_page(size_t page, unsigned clsid, const uint64_t *in_use)
     pthread_mutex_lock(&c->lock);
     pthread_mutex_lock(&slabs.page_lock);
     slabs.malloced += slabs.page_size;
+    if (page < slabs.max_pages)
+        slabs.page_owner[page] = (uint8_t)clsid;
     pthread_mutex_unlock(&slabs.page_lock);
     c->pages++;
     /* Last chunk first, so the free list hands them out in page order. */
@@ -301,6 +352,28 @@ int slabs_adopt_page(size_t page, unsigned clsid, const uint64_t *in_use)
     }
     pthread_mutex_unlock(&c->lock);
     return 0;
+}
+
+/* True if chunk p lies in the page being moved out of class c (its lock). */
+static bool in_moving_page(const struct slabclass *c, const void *p)
+{
+    const char *q = p;
+
+    return c->moving != NULL && q >= c->moving &&
+           q < c->moving + slabs.page_size;
+}
+
+/* Makes a chunk allocatable again, or keeps it for a page move (nothing
+ * can read a chunk that gets here: see slabs_free()). Called with c->lock. */
+static void free_push(struct slabclass *c, struct free_chunk *f)
+{
+    if (in_moving_page(c, f)) {
+        c->captured++;
+        return;
+    }
+    f->next = c->free_head;
+    c->free_head = f;
+    c->nfree++;
 }
 
 /*
@@ -322,9 +395,7 @@ static void reclaim_limbo(struct slabclass *c)
         if (c->limbo_head == NULL)
             c->limbo_tail = NULL;
         c->nlimbo--;
-        f->next = c->free_head;
-        c->free_head = f;
-        c->nfree++;
+        free_push(c, f);
     }
 }
 
@@ -348,7 +419,7 @@ static void *take_chunk(struct slabclass *c)
     return NULL;
 }
 
-void *slabs_alloc(size_t size, unsigned clsid)
+static void *alloc_chunk(size_t size, unsigned clsid, bool new_page)
 {
     struct slabclass *c = class_of(clsid);
     void *p;
@@ -361,10 +432,20 @@ void *slabs_alloc(size_t size, unsigned clsid)
         reclaim_limbo(c);
         p = take_chunk(c);
     }
-    if (p == NULL && grab_page(c))
+    if (p == NULL && new_page && grab_page(c))
         p = take_chunk(c);
     pthread_mutex_unlock(&c->lock);
     return p;
+}
+
+void *slabs_alloc(size_t size, unsigned clsid)
+{
+    return alloc_chunk(size, clsid, true);
+}
+
+void *slabs_alloc_spare(size_t size, unsigned clsid)
+{
+    return alloc_chunk(size, clsid, false);
 }
 
 void slabs_free(void *ptr, size_t size, unsigned clsid)
@@ -376,9 +457,7 @@ void slabs_free(void *ptr, size_t size, unsigned clsid)
         return;
     pthread_mutex_lock(&c->lock);
     if (slabs.horizon == NULL) {
-        f->next = c->free_head;
-        c->free_head = f;
-        c->nfree++;
+        free_push(c, f);
     } else {
         f->next = NULL;
         f->epoch = load_seq_cst(&slabs.epoch);
@@ -440,6 +519,225 @@ void slabs_set_horizon(uint64_t (*oldest_reader_epoch)(void *ctx), void *ctx)
     slabs.horizon_ctx = ctx;
     for (unsigned i = slabs.nclasses; i >= 1; i--)
         pthread_mutex_unlock(&slabs.cls[i].lock);
+}
+
+/* ---- page moves (slabs reassign) ---- */
+
+/* memcached's choice for src -1: the next class, round robin, with a
+ * page to spare. Page lock not needed: a stale count only picks badly. */
+static int pick_source(int dst)
+{
+    static unsigned cur;
+
+    for (unsigned tries = slabs.nclasses; tries > 0; tries--) {
+        cur = cur % slabs.nclasses + 1;
+        if ((int)cur == dst)
+            continue;
+        pthread_mutex_lock(&slabs.cls[cur].lock);
+        unsigned pages = slabs.cls[cur].pages;
+        pthread_mutex_unlock(&slabs.cls[cur].lock);
+        if (pages > 1)
+            return (int)cur;
+    }
+    return -1;
+}
+
+/* The first page of the arena class src owns (page lock held). */
+static char *first_page_of(unsigned src)
+{
+    for (size_t i = 0; i < slabs.max_pages; i++)
+        if (slabs.page_owner[i] == src)
+            return (char *)arena_base() + i * slabs.page_stride;
+    return NULL;
+}
+
+/* Gives a whole free page, taken from its class, to class dst (0: the
+ * pool) and counts the move. No lock held (it takes dst's, then the page
+ * lock, in the allocator's order). */
+static void page_give(char *page, unsigned dst)
+{
+    if (dst == 0) {
+        /* The persistence record keeps the old class: a re-attach gives
+         * the (empty) page back to it. */
+        pthread_mutex_lock(&slabs.page_lock);
+        slabs.page_owner[page_index(page)] = 0;
+        slabs.pool[slabs.npool++] = page;
+        slabs.pages_moved++;
+        pthread_mutex_unlock(&slabs.page_lock);
+        return;
+    }
+    struct slabclass *d = &slabs.cls[dst];
+
+    pthread_mutex_lock(&d->lock);
+    pthread_mutex_lock(&slabs.page_lock);
+    page_owned(page, dst);
+    slabs.pages_moved++;
+    pthread_mutex_unlock(&slabs.page_lock);
+    d->pages++;
+    for (unsigned j = d->perslab; j-- > 0;) {
+        struct free_chunk *f = (struct free_chunk *)(page + j * d->size);
+
+        f->next = d->free_head;
+        d->free_head = f;
+        d->nfree++;
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+enum slabs_reassign slabs_move_begin(int src, int dst)
+{
+    if (!slabs.ready)
+        return SLABS_REASSIGN_BADCLASS;
+    if (src == dst)
+        return SLABS_REASSIGN_SAME;
+    if (src == -1)
+        src = pick_source(dst);
+    if (src < 0 || src > (int)slabs.nclasses || dst < 0 ||
+        dst > (int)slabs.nclasses)
+        return SLABS_REASSIGN_BADCLASS;
+    if (src == 0) { /* from the pool: no chunk to wait for */
+        enum slabs_reassign r = SLABS_REASSIGN_NOSPARE;
+        char *page = NULL;
+
+        pthread_mutex_lock(&slabs.page_lock);
+        if (slabs.mv.page != NULL) {
+            r = SLABS_REASSIGN_RUNNING;
+        } else if (slabs.npool >= 2) {
+            page = slabs.pool[--slabs.npool];
+            r = SLABS_REASSIGN_OK;
+        }
+        pthread_mutex_unlock(&slabs.page_lock);
+        if (page != NULL)
+            page_give(page, (unsigned)dst);
+        return r;
+    }
+
+    struct slabclass *c = &slabs.cls[src];
+    enum slabs_reassign r = SLABS_REASSIGN_OK;
+
+    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&slabs.page_lock);
+    char *page = c->pages >= 2 ? first_page_of((unsigned)src) : NULL;
+    if (slabs.mv.page != NULL)
+        r = SLABS_REASSIGN_RUNNING;
+    else if (page == NULL)
+        r = SLABS_REASSIGN_NOSPARE;
+    else
+        slabs.mv = (struct page_move){
+            .page = page, .src = (unsigned)src, .dst = (unsigned)dst};
+    pthread_mutex_unlock(&slabs.page_lock);
+    if (r == SLABS_REASSIGN_OK) {
+        c->moving = page;
+        c->captured = 0;
+        /* Its free chunks and uncarved rest are out of circulation now. */
+        for (struct free_chunk **pp = &c->free_head; *pp != NULL;) {
+            if (in_moving_page(c, *pp)) {
+                *pp = (*pp)->next;
+                c->nfree--;
+                c->captured++;
+            } else {
+                pp = &(*pp)->next;
+            }
+        }
+        if (c->carve_left > 0 && in_moving_page(c, c->carve)) {
+            c->captured += c->carve_left;
+            c->carve_left = 0;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return r;
+}
+
+bool slabs_move_current(struct slabs_move *m)
+{
+    bool busy = false;
+
+    if (!slabs.ready)
+        return false;
+    pthread_mutex_lock(&slabs.page_lock);
+    if (slabs.mv.page != NULL) {
+        m->page = slabs.mv.page;
+        m->src = slabs.mv.src;
+        m->dst = slabs.mv.dst;
+        busy = true;
+    }
+    pthread_mutex_unlock(&slabs.page_lock);
+    if (busy) {
+        struct slabclass *c = &slabs.cls[m->src];
+
+        pthread_mutex_lock(&c->lock);
+        m->chunk_size = c->size;
+        m->perslab = c->perslab;
+        m->captured = c->captured;
+        pthread_mutex_unlock(&c->lock);
+    }
+    return busy;
+}
+
+bool slabs_move_finish(void)
+{
+    struct slabs_move m;
+
+    if (!slabs_move_current(&m))
+        return false;
+
+    struct slabclass *c = &slabs.cls[m.src];
+    bool done;
+
+    pthread_mutex_lock(&c->lock);
+    /* Chunks whose readers are gone come out of limbo into the move. */
+    reclaim_limbo(c);
+    done = c->captured >= c->perslab;
+    if (done) {
+        c->pages--;
+        c->moving = NULL;
+        pthread_mutex_lock(&slabs.page_lock);
+        slabs.mv = (struct page_move){0};
+        pthread_mutex_unlock(&slabs.page_lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (done)
+        page_give(m.page, m.dst);
+    return done;
+}
+
+uint64_t slabs_free_chunks(unsigned clsid)
+{
+    struct slabclass *c = class_of(clsid);
+    uint64_t n;
+
+    if (c == NULL)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    n = c->nfree + c->carve_left;
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
+
+void slabs_page_counts(uint64_t *moved, uint64_t *pool)
+{
+    *moved = *pool = 0;
+    if (!slabs.ready)
+        return;
+    pthread_mutex_lock(&slabs.page_lock);
+    *moved = slabs.pages_moved;
+    *pool = slabs.npool;
+    pthread_mutex_unlock(&slabs.page_lock);
+}
+
+int slabs_adjust_mem_limit(size_t limit)
+{
+    int rc = 0;
+
+    if (!slabs.ready)
+        return -EINVAL;
+    pthread_mutex_lock(&slabs.page_lock);
+    if (slabs.preallocated || limit > arena_size())
+        rc = -EINVAL;
+    else
+        slabs.mem_limit = limit;
+    pthread_mutex_unlock(&slabs.page_lock);
+    return rc;
 }
 
 /* Reports "clsid:name value". */

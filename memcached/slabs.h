@@ -9,7 +9,7 @@
  * chunk_size sequence as memcached 1.6.18 for the same -f/-n: with the
  * defaults 96, 120, 152, 192, 240, 304, 384, 480, 600, 752, 944, 1184, ...
  * Memory is taken from the arena (arena.h) one page at a time; a page
- * belongs to one class for the life of the process.
+ * belongs to one class until "slabs reassign" moves it (slabs_move_begin()).
  *
  * Difference from memcached: the NIC sends one item with one RDMA WRITE, so
  * an item must be contiguous. memcached 1.6 stops the classes at half a
@@ -156,6 +156,10 @@ int slabs_adopt_page(size_t page, unsigned clsid, const uint64_t *in_use);
  */
 void *slabs_alloc(size_t size, unsigned clsid);
 
+/* Like slabs_alloc(), but only from the chunks the class has: never a new
+ * page (a page move's rescues, as memcached's). */
+void *slabs_alloc_spare(size_t size, unsigned clsid);
+
 /*
  * Returns a chunk got from slabs_alloc(size, clsid). It goes to limbo and
  * becomes allocatable when the reader horizon passes the current epoch
@@ -188,6 +192,63 @@ void slabs_epoch_advance(void);
  * is called with a class lock held, so it must not call back into slabs.
  */
 void slabs_set_horizon(uint64_t (*oldest_reader_epoch)(void *ctx), void *ctx);
+
+/*
+ * Page moves ("slabs reassign", memcached's slab rebalancer). Class 0 is
+ * memcached's global page pool: pages no class owns, which the next class
+ * needing a page takes before any new one. One move runs at a time:
+ *
+ * slabs_move_begin(src, dst) picks the first page (in arena order) of class
+ * src (-1: the next class with a page to spare, round robin) to go to class
+ * dst (0: the pool). From then on no chunk of that page is handed out:
+ * its free chunks and uncarved rest are withdrawn at once, and chunks of
+ * it freed later are withdrawn when they would become allocatable, i.e.
+ * only once the reader horizon has passed them (the NIC never reads a
+ * reused chunk: the same rule as any free). The caller (items level) must
+ * then unlink the page's live items; slabs_move_finish() completes the
+ * move once every chunk is withdrawn: the page's chunks are dst's free
+ * chunks (the page hook is told of the new class first). A move from the
+ * pool completes at once. Returns memcached's outcomes: SAME (src == dst),
+ * BADCLASS (an id outside 0..nclasses, or -1 found no class), NOSPARE
+ * (src has fewer than 2 pages), RUNNING (a move is under way), OK.
+ */
+enum slabs_reassign {
+    SLABS_REASSIGN_OK,
+    SLABS_REASSIGN_RUNNING,
+    SLABS_REASSIGN_BADCLASS,
+    SLABS_REASSIGN_NOSPARE,
+    SLABS_REASSIGN_SAME,
+};
+enum slabs_reassign slabs_move_begin(int src, int dst);
+
+/* The move under way: its page, classes, and chunks withdrawn so far. */
+struct slabs_move {
+    char *page;
+    unsigned src, dst;
+    size_t chunk_size;
+    unsigned perslab, captured;
+};
+/* Fills *m and returns true if a move is under way. */
+bool slabs_move_current(struct slabs_move *m);
+
+/* Completes the move if all of its page's chunks are withdrawn; returns
+ * true if it did (false: not yet, or no move). */
+bool slabs_move_finish(void);
+
+/* Pages moved so far (memcached's slabs_moved) and pages in the pool
+ * (slab_global_page_pool). */
+void slabs_page_counts(uint64_t *moved, uint64_t *pool);
+
+/* Free chunks of a class, its uncarved rest included (0: invalid id). */
+uint64_t slabs_free_chunks(unsigned clsid);
+
+/*
+ * cache_memlimit: the memory limit from now on (pages already handed out
+ * stay). Returns 0, or -EINVAL when memory was preallocated (-L, as
+ * memcached) or the limit is beyond the arena, which is mapped (and, with
+ * the offload, registered with the NIC) once at start.
+ */
+int slabs_adjust_mem_limit(size_t limit);
 
 /*
  * `stats slabs` as memcached 1.6.18: per class with pages, "N:chunk_size",

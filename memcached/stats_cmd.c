@@ -21,10 +21,12 @@
 #include "memcached/proto_parse.h"
 #include "memcached/rdn_glue.h"
 #include "memcached/settings.h"
+#include "memcached/slab_mover.h"
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
 #include "memcached/stats_prefix.h"
+#include "memcached/watch.h"
 
 #define CACHEDUMP_MAX_BYTES (2 * 1024 * 1024) /* as memcached */
 
@@ -52,6 +54,9 @@ void stats_general(stat_sink_fn sink, void *ctx)
 {
     uint64_t s[TC_COUNT];
     struct items_totals it;
+    struct slab_mover_stats mv;
+    struct watch_stats ws;
+    uint64_t moved, pool;
     uint32_t now = items_now();
 
     stats_sum(s);
@@ -96,21 +101,36 @@ void stats_general(stat_sink_fn sink, void *ctx)
         STAT_U64("idle_kicks", s[TC_IDLE_KICKS]); /* as memcached */
     STAT_U64("bytes_read", s[TC_BYTES_READ]);
     STAT_U64("bytes_written", s[TC_BYTES_WRITTEN]);
-    STAT_U64("limit_maxbytes", settings.maxbytes);
+    STAT_U64("limit_maxbytes", SETTING_GET(maxbytes));
     STAT_U64("accepting_conns", conns_accepting());
     STAT_U64("listen_disabled_num", listen_disabled_count());
     STAT_U64("time_in_listen_disabled_us", 0);
     STAT_U64("threads", settings.num_threads);
     STAT_U64("conn_yields", s[TC_CONN_YIELDS]);
     assoc_stats(sink, ctx);
-    STAT_U64("slab_reassign_running", 0);
-    STAT_U64("slabs_moved", 0);
+    slab_mover_stats(&mv);
+    STAT_U64("slab_reassign_rescues", mv.rescues);
+    STAT_U64("slab_reassign_chunk_rescues", 0); /* no chunked items here */
+    STAT_U64("slab_reassign_evictions_nomem", mv.evictions_nomem);
+    STAT_U64("slab_reassign_inline_reclaim", mv.inline_reclaim);
+    STAT_U64("slab_reassign_busy_items", mv.busy_items);
+    STAT_U64("slab_reassign_busy_deletes", 0); /* no chunked items here */
+    STAT_U64("slab_reassign_running", mv.running);
+    slabs_page_counts(&moved, &pool);
+    STAT_U64("slabs_moved", moved);
     STAT_U64("lru_crawler_running", crawler_running());
     STAT_U64("lru_crawler_starts", it.crawler_starts);
     STAT_U64("malloc_fails", 0);
+    watch_stats(&ws);
+    STAT_U64("log_worker_dropped", ws.worker_dropped);
+    STAT_U64("log_worker_written", ws.worker_written);
+    STAT_U64("log_watcher_skipped", ws.watcher_skipped);
+    STAT_U64("log_watcher_sent", ws.watcher_sent);
+    STAT_U64("log_watchers", ws.watchers);
     STAT_U64("bytes", it.bytes);
     STAT_U64("curr_items", it.curr_items);
     STAT_U64("total_items", s[TC_TOTAL_ITEMS]);
+    STAT_U64("slab_global_page_pool", pool);
     STAT_U64("expired_unfetched", it.expired_unfetched);
     STAT_U64("evicted_unfetched", it.evicted_unfetched);
     STAT_U64("evicted_active", it.evicted_active);
@@ -140,7 +160,9 @@ static const char *const protocol_names[] = {
 
 void stats_settings(stat_sink_fn sink, void *ctx)
 {
-    STAT_U64("maxbytes", settings.maxbytes);
+    struct lru_tunables lt;
+
+    STAT_U64("maxbytes", SETTING_GET(maxbytes));
     STAT_U64("maxconns", settings.maxconns);
     STAT_U64("tcpport", settings.port);
     STAT_U64("udpport", settings.udpport);
@@ -168,19 +190,26 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     STAT_U64("item_size_max", settings.item_size_max);
     STAT_STR("maxconns_fast", yes_no(settings.maxconns_fast));
     STAT_U64("hashpower_init", settings.hashpower_init);
-    STAT_STR("slab_reassign", "no");
-    STAT_U64("slab_automove", 0);
+    STAT_STR("slab_reassign", yes_no(settings.slab_reassign));
+    STAT_U64("slab_automove", SETTING_GET(slab_automove));
     stat_sinkf(sink, ctx, "slab_chunk_max", "%d", settings.slab_chunk_max);
-    STAT_STR("lru_crawler", yes_no(settings.lru_crawler));
-    STAT_U64("lru_crawler_sleep", settings.lru_crawler_sleep);
-    STAT_U64("lru_crawler_tocrawl", settings.lru_crawler_tocrawl);
+    STAT_STR("lru_crawler", yes_no(SETTING_GET(lru_crawler)));
+    STAT_U64("lru_crawler_sleep", SETTING_GET(lru_crawler_sleep));
+    STAT_U64("lru_crawler_tocrawl", SETTING_GET(lru_crawler_tocrawl));
     STAT_U64("tail_repair_time", 0);
     STAT_STR("flush_enabled", yes_no(settings.flush_enabled));
     STAT_STR("dump_enabled", yes_no(settings.dump_enabled));
     STAT_STR("hash_algorithm", "murmur3");
-    STAT_STR("lru_maintainer_thread", "no");
-    STAT_STR("lru_segmented", "no");
-    STAT_STR("temp_lru", "no");
+    /* memcached's segmented-LRU knobs: kept and shown, no effect here. */
+    settings_lru_get(&lt);
+    STAT_STR("lru_maintainer_thread", yes_no(settings.lru_maintainer));
+    STAT_STR("lru_segmented", yes_no(lt.segmented));
+    STAT_U64("hot_lru_pct", lt.hot_lru_pct);
+    STAT_U64("warm_lru_pct", lt.warm_lru_pct);
+    stat_sinkf(sink, ctx, "hot_max_factor", "%.2f", lt.hot_max_factor);
+    stat_sinkf(sink, ctx, "warm_max_factor", "%.2f", lt.warm_max_factor);
+    STAT_STR("temp_lru", yes_no(lt.temp_lru));
+    STAT_U64("temporary_ttl", lt.temporary_ttl);
     stat_sinkf(sink, ctx, "idle_timeout", "%d", settings.idle_timeout);
     STAT_STR("track_sizes", yes_no(items_sizes_enabled()));
     STAT_STR("inline_ascii_response", "no");

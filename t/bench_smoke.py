@@ -9,6 +9,8 @@ answered every request correctly (rdn-bench counts a miss, a wrong value
 or a failure as an error), that the CSV files parse with the promised
 columns and rows, and that the plots are PNG files.
 
+As root, scripts/bench --hosts --tiny too (two network namespaces).
+
 Then a short crash experiment (3 s of GETs, kill -9 at 1 s, few keys):
 its summary, CSV files and plot have the promised format, no system
 returned a wrong value, and the systems whose server is dead during the
@@ -143,8 +145,48 @@ def crash_smoke():
         shutil.rmtree(out, True)
 
 
+HOSTS_SYSTEMS = ["ideal", "redn", "onesided", "rpc-poll", "rpc-event", "tcp"]
+HOSTS_TPUT = ["redn", "onesided", "rpc-poll", "tcp"]
+
+
+def hosts_smoke():
+    """scripts/bench --hosts --tiny (root: network namespaces): every
+    system answered every GET across the veth, and hosts.csv has a latency
+    row per system and a throughput row per throughput system, with the
+    retransmission counts."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        print("hosts: skipped (needs root and iproute2)")
+        return
+    out = tempfile.mkdtemp(prefix="rdn-bench-hosts-smoke-")
+    try:
+        p = subprocess.run([sys.executable, os.path.join(TOP, "scripts",
+                                                         "bench"),
+                            "--hosts", "--tiny", "--no-readme", "--out", out],
+                           capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, "scripts/bench --hosts --tiny exits 0 "
+              "(%d): %s" % (p.returncode, p.stderr[-2000:]))
+        rows = read_csv(os.path.join(out, "hosts.csv")) if os.path.exists(
+            os.path.join(out, "hosts.csv")) else []
+        check(rows and rows[0] == ["experiment", "system", "clients",
+                                   "p50_us", "p99_us", "ops_per_s",
+                                   "retrans", "timeouts"],
+              "hosts.csv header: %s" % (rows[:1],))
+        got = sorted((r[0], r[1]) for r in rows[1:])
+        want = sorted([("latency", x) for x in HOSTS_SYSTEMS] +
+                      [("throughput", x) for x in HOSTS_TPUT])
+        check(got == want, "hosts.csv: a row per system: %s" % got)
+        check(all(float(r[3]) > 0 and float(r[4]) >= float(r[3]) and
+                  int(r[6]) >= 0 and int(r[7]) >= 0 for r in rows[1:]),
+              "hosts.csv numbers parse and are ordered")
+        with open(os.path.join(out, "hosts.md")) as f:
+            check("one-sided / RedN" in f.read(), "hosts.md has the ratios")
+    finally:
+        shutil.rmtree(out, True)
+
+
 def main():
     crash_smoke()
+    hosts_smoke()
     out = tempfile.mkdtemp(prefix="rdn-bench-smoke-")
     try:
         p = subprocess.run([sys.executable, os.path.join(TOP, "scripts",

@@ -6,6 +6,11 @@ process grabs the port first), talks to it over TCP, and keeps the tally
 every non-Check test prints: "tally: N passed, M failed". Every server a
 test starts is killed when the test ends, even on failure. Python 3
 standard library only.
+
+Across hosts (t/offload_hosts.sh): RDN_TEST_HOST is the server's address
+as the test's clients reach it, RDN_TEST_SERVER_WRAP the command that runs
+our server on the other host (e.g. "ip netns exec NS env VAR=..."); the
+server then listens on every address (-l 0.0.0.0).
 """
 import atexit
 import os
@@ -20,6 +25,8 @@ TOP_BUILDDIR = os.environ.get(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SERVER = os.path.join(TOP_BUILDDIR, "memcached", "memcached")
 IO_TIMEOUT = 10.0
+HOST = os.environ.get("RDN_TEST_HOST", "127.0.0.1")
+SERVER_WRAP = os.environ.get("RDN_TEST_SERVER_WRAP", "").split()
 
 _servers = []
 
@@ -38,6 +45,15 @@ def root_args():
     return ["-u", "root"] if os.geteuid() == 0 else []
 
 
+def server_cmd(args, program=None):
+    """The command line that starts our server (or program) with args, on
+    the other host when the test runs across hosts."""
+    if program:
+        return [program] + root_args() + list(args)
+    where = SERVER_WRAP + [SERVER] + root_args()
+    return where + (["-l", "0.0.0.0"] if SERVER_WRAP else []) + list(args)
+
+
 class Server:
     """One running server; stop() (or test exit) kills it. program: another
     memcached-compatible binary (a reference server) instead of ours."""
@@ -46,7 +62,7 @@ class Server:
         self.proc = None
         for _ in range(tries):
             self.port = free_port()
-            cmd = [program or SERVER] + root_args() + list(args)
+            cmd = server_cmd(args, program)
             if unix:
                 cmd += ["-s", unix]
             else:
@@ -110,7 +126,7 @@ class Client:
             self.sock.settimeout(IO_TIMEOUT)
             self.sock.connect(unix)
         else:
-            self.sock = socket.create_connection(("127.0.0.1", server.port),
+            self.sock = socket.create_connection((HOST, server.port),
                                                  timeout=IO_TIMEOUT)
         self.buf = b""
 

@@ -15,9 +15,14 @@ t_offload_driver_SOURCES = t/offload_driver.c
 t_offload_driver_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
 t_offload_driver_LDADD = $(LIBRDN_LIBS)
 EXTRA_DIST += t/offload_env.py
-OFFLOAD_PY_TESTS = t/offload_e2e.py t/offload_race.py t/offload_hostile.py
+OFFLOAD_PY_TESTS = t/offload_e2e.py t/offload_race.py t/offload_hostile.py \
+	t/offload_move.py
 TESTS += $(OFFLOAD_PY_TESTS)
 dist_check_SCRIPTS += $(OFFLOAD_PY_TESTS)
+# The same across hosts: memcached in one network namespace, its clients
+# in others, RoCEv2 over veth with 1% loss (root; skipped otherwise).
+TESTS += t/offload_hosts.sh
+dist_check_SCRIPTS += t/offload_hosts.sh
 
 # The wire constants and layouts of the C headers, for the Python tests
 # (t/rdnwire.py runs it at import).

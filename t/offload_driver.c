@@ -4,8 +4,10 @@
  * (t/offload_*.py) run against a real memcached --rdn-port through
  * rdn-nicd. Not a test by itself.
  *
- *   offload_driver [-p rdn_port] [-t tcp_port] [-n] [-u user -w pass] MODE
- *                  ARGS
+ *   offload_driver [-s host] [-p rdn_port] [-t tcp_port] [-n]
+ *                  [-u user -w pass] MODE ARGS
+ *
+ *   -s: the server's IPv4 address (default 127.0.0.1)
  *
  *   serve            reads commands on stdin, one reply line each:
  *                      get HEXKEY...  -> per key "STATUS SRC FLAGS CAS xHEX"
@@ -27,6 +29,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <libmemcached/memcached.h>
 #include <netinet/in.h>
@@ -47,6 +50,7 @@
 #include "rdn/librdn/nic_client.h"
 
 static int rdn_port = 11212, tcp_port = 11211, no_fallback;
+static const char *host = "127.0.0.1";
 static const char *user, *password;
 
 static double now_s(void)
@@ -88,7 +92,7 @@ static struct rdn_conn *conn_open(void)
     struct rdn_opts o = {
         .no_fallback = no_fallback, .user = user, .password = password};
     struct rdn_conn *c;
-    int rc = rdn_connect_opts("127.0.0.1", rdn_port, tcp_port, &o, &c);
+    int rc = rdn_connect_opts(host, rdn_port, tcp_port, &o, &c);
 
     if (rc < 0) {
         fprintf(stderr, "offload_driver: connect: %s\n", strerror(-rc));
@@ -246,7 +250,7 @@ static int writer(int nkeys, double secs)
     double end = now_s() + secs;
 
     signal(SIGTERM, on_term);
-    memcached_server_add(mc, "127.0.0.1", (in_port_t)tcp_port);
+    memcached_server_add(mc, host, (in_port_t)tcp_port);
     memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
     while (now_s() < end && !stop_writing) {
         snprintf(key, sizeof(key), "race-%d", (int)(seq % (uint64_t)nkeys));
@@ -323,11 +327,11 @@ static int race(int nkeys, double secs, unsigned long long max)
 static int ctl_connect(void)
 {
     struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)rdn_port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+                            .sin_port = htons((uint16_t)rdn_port)};
     int fd = socket(AF_INET, SOCK_STREAM, 0);
 
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+    if (fd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
+        connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
         perror("offload_driver: connect");
         exit(2);
     }
@@ -479,8 +483,10 @@ int main(int argc, char **argv)
 {
     int ch;
 
-    while ((ch = getopt(argc, argv, "+p:t:nu:w:")) != -1) {
-        if (ch == 'u')
+    while ((ch = getopt(argc, argv, "+s:p:t:nu:w:")) != -1) {
+        if (ch == 's')
+            host = optarg;
+        else if (ch == 'u')
             user = optarg;
         else if (ch == 'w')
             password = optarg;

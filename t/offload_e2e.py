@@ -364,8 +364,8 @@ def run_server(tcp_port, rdn_port, args=()):
     """memcached on those ports (tracked for cleanup), or None."""
     import subprocess
     from offload_env import _procs
-    cmd = [mctest.SERVER] + mctest.root_args() + list(args) + [
-        "-p", str(tcp_port), "--rdn-port", str(rdn_port)]
+    cmd = mctest.server_cmd(list(args) + [
+        "-p", str(tcp_port), "--rdn-port", str(rdn_port)])
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     _procs.append(p)
@@ -575,7 +575,7 @@ def server_restart(t, sig):
 def test_cli(t, srv, port):
     import subprocess
     cli = os.path.join(mctest.TOP_BUILDDIR, "rdn", "librdn", "rdn-cli")
-    base = [cli, "-p", str(port), "-t", str(srv.port)]
+    base = [cli, "-s", mctest.HOST, "-p", str(port), "-t", str(srv.port)]
     r = subprocess.run(base + ["set", "cli-key", "hello"])
     t.eq("rdn-cli set", r.returncode, 0)
     r = subprocess.run(base + ["-v", "get", "cli-key"], capture_output=True)
@@ -585,7 +585,8 @@ def test_cli(t, srv, port):
     r = subprocess.run(base + ["get", "cli-key", "cli-none"],
                        capture_output=True)
     t.eq("a miss: exit 1", (r.returncode, r.stdout), (1, b"hello\n"))
-    r = subprocess.run([cli, "-p", str(mctest.free_port()), "get", "x"],
+    r = subprocess.run([cli, "-s", mctest.HOST, "-p", str(mctest.free_port()),
+                        "get", "x"],
                        capture_output=True)
     t.eq("no server: exit 2", r.returncode, 2)
     r = subprocess.run(base + ["stats"], capture_output=True)
@@ -593,16 +594,23 @@ def test_cli(t, srv, port):
 
 
 def main():
+    """Every test, or those named on the command line (t/offload_hosts.sh
+    runs some across hosts)."""
     t = mctest.Tally("offload_e2e")
+    tests = (test_keys_and_values, test_full_buckets, test_mutations,
+             test_binary_mutations, test_expiry, test_flush_all,
+             test_eight_clients, test_lru_reports, test_server_restart,
+             test_cli)
+    only = sys.argv[1:]
     Nicd(threads=2)
     srv, port = start_server(["-I", "2m", "-o", "hashpower=12"])
-    for fn in (test_keys_and_values, test_full_buckets, test_mutations,
-               test_binary_mutations, test_expiry, test_flush_all, test_eight_clients,
-               test_lru_reports, test_server_restart, test_cli):
-        t.run(fn, srv, port)
+    for fn in tests:
+        if not only or fn.__name__ in only:
+            t.run(fn, srv, port)
     srv.stop()
-    srv, port = start_server(["-o", "hashpower=12"])
-    t.run(test_growth, srv, port)
+    if not only or "test_growth" in only:
+        srv, port = start_server(["-o", "hashpower=12"])
+        t.run(test_growth, srv, port)
     t.finish()
 
 

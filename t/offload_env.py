@@ -5,6 +5,10 @@ Starts a private rdn-nicd (its own socket in a temporary directory, killed
 when the test ends), memcached with --rdn-port on that daemon (through
 t/mctest.py, which kills it too), and t/offload_driver, the RDMA client
 the tests drive over pipes. Python 3 standard library only.
+
+Across hosts (t/offload_hosts.sh, with mctest's RDN_TEST_HOST and
+RDN_TEST_SERVER_WRAP): the private rdn-nicd is the clients' host's NIC,
+listening on RDN_TEST_NICD_LISTEN with the options RDN_TEST_NICD_ARGS.
 """
 import atexit
 import errno
@@ -48,8 +52,11 @@ class Nicd:
     def __init__(self, threads=2):
         self.dir = tempfile.mkdtemp(prefix="rdn-offload-")
         self.sock = os.path.join(self.dir, "nicd.sock")
+        listen = os.environ.get("RDN_TEST_NICD_LISTEN")  # across hosts
+        more = os.environ.get("RDN_TEST_NICD_ARGS", "").split()
         self.proc = subprocess.Popen(
-            [NICD, "--socket", self.sock, "--threads", str(threads)],
+            [NICD, "--socket", self.sock, "--threads", str(threads)] +
+            (["--listen", listen] if listen else []) + more,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _procs.append(self.proc)
         atexit.register(shutil.rmtree, self.dir, True)
@@ -96,8 +103,8 @@ class RestartableServer:
 
     def start(self, extra=()):
         """Starts it; True once both ports accept."""
-        cmd = [mctest.SERVER] + mctest.root_args() + self.args + list(extra) + [
-            "-p", str(self.port), "--rdn-port", str(self.rdn_port)]
+        cmd = mctest.server_cmd(self.args + list(extra) + [
+            "-p", str(self.port), "--rdn-port", str(self.rdn_port)])
         with open(self.logf.name, "w") as log:
             self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                          stderr=log)
@@ -136,7 +143,7 @@ def forged_resume(port, client_id, token):
     None if the server just hangs up."""
     payload = rdnwire.LAYOUTS["rdn_resume"].pack(token=token,
                                                  client_id=client_id)
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s = socket.create_connection((mctest.HOST, port), timeout=5)
     try:
         s.sendall(rdnwire.msg(rdnwire.RDN_MSG_RESUME, payload))
         reply = rdnwire.read_msg(s)
@@ -149,9 +156,9 @@ def forged_resume(port, client_id, token):
 
 
 def accepts(port):
-    """True if something accepts TCP connections on 127.0.0.1:port."""
+    """True if something accepts TCP connections on the server's port."""
     try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        socket.create_connection((mctest.HOST, port), timeout=1).close()
         return True
     except OSError:
         return False
@@ -161,18 +168,24 @@ def _wait_port(port, srv, secs=10):
     deadline = time.time() + secs
     while time.time() < deadline and srv.alive():
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            socket.create_connection((mctest.HOST, port), timeout=1).close()
             return True
         except OSError:
             time.sleep(0.02)
     return False
 
 
+def driver_cmd(tcp_port, rdn_port):
+    """offload_driver against the server on those ports."""
+    return [DRIVER, "-s", mctest.HOST, "-p", str(rdn_port), "-t",
+            str(tcp_port)]
+
+
 class Driver:
     """One RDMA client (offload_driver serve) on pipes."""
 
     def __init__(self, srv, rdn_port, no_fallback=False, login=None):
-        cmd = [DRIVER, "-p", str(rdn_port), "-t", str(srv.port)]
+        cmd = driver_cmd(srv.port, rdn_port)
         if no_fallback:
             cmd.append("-n")
         if login:
@@ -224,7 +237,7 @@ class Driver:
 
 def run_driver(srv, rdn_port, *args, timeout=120):
     """Runs offload_driver once: (exit status, stdout text)."""
-    p = subprocess.Popen([DRIVER, "-p", str(rdn_port), "-t", str(srv.port)]
+    p = subprocess.Popen(driver_cmd(srv.port, rdn_port)
                          + [str(a) for a in args], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _procs.append(p)

@@ -17,53 +17,23 @@ B=${top_builddir:-.}
 S=${top_srcdir:-.}
 NICD=$B/rdn/softnic/rdn-nicd
 T=$B/t/test_roce_net
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
-    echo "SKIP: needs root and iproute2"
-    exit 77
-fi
+. "$S/t/netns.sh"
+netns_init roce_net
 tag=rr$$
 NA=${tag}a
 NB=${tag}b
-dir=$(mktemp -d /tmp/roce_net.XXXXXX)
-pass=0
-fail=0
-
-cleanup() {
-    for f in "$dir"/*.pid; do
-        pid=$(cat "$f" 2>/dev/null) && kill "$pid" 2>/dev/null
-    done
-    sleep 0.2
-    ip netns del "$NA" 2>/dev/null
-    ip netns del "$NB" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+NETNS="$NA $NB"
 
 ip netns add "$NA" && ip netns add "$NB" &&
 ip link add "${tag}x" netns "$NA" type veth peer name "${tag}y" netns "$NB" &&
 ip -n "$NA" addr add 10.77.0.1/24 dev "${tag}x" &&
+ip -n "$NA" addr add 10.77.0.3/24 dev "${tag}x" &&
 ip -n "$NB" addr add 10.77.0.2/24 dev "${tag}y" &&
 ip -n "$NA" link set "${tag}x" mtu 9000 up &&
 ip -n "$NB" link set "${tag}y" mtu 9000 up &&
 ip -n "$NA" link set lo up && ip -n "$NB" link set lo up || {
     echo "FAIL: cannot build the namespaces"
     exit 1
-}
-
-# start_nicd NAME NS ADDR [ENV...]: a daemon listening on ADDR in NS.
-start_nicd() {
-    n=$1 ns=$2 addr=$3
-    shift 3
-    rm -f "$dir/$n.sock"
-    ip netns exec "$ns" env "$@" "$NICD" -s "$dir/$n.sock" --listen "$addr" \
-        --mtu "${MTU:-1024}" -l "$dir/$n.log" -p "$dir/$n.pid" &
-    for _ in $(seq 100); do
-        [ -S "$dir/$n.sock" ] && [ -f "$dir/$n.pid" ] && return 0
-        sleep 0.05
-    done
-    echo "FAIL: rdn-nicd $n did not start"; cat "$dir/$n.log"
-    return 1
 }
 
 stop_nicd() { # (the daemon removes its pidfile as it exits)
@@ -74,27 +44,6 @@ stop_nicd() { # (the daemon removes its pidfile as it exits)
         sleep 0.05
     done
     rm -f "$dir/$1.pid"
-}
-
-# counter NAME FIELD: a RoCE counter of daemon NAME (rdn-nicd --status).
-counter() {
-    "$NICD" -s "$dir/$1.sock" --status | tr ' ' '\n' |
-        awk -v f="$2" 'p { print; exit } $0 == f { p = 1 }'
-}
-
-# check NAME COMMAND...: one test case.
-check() {
-    name=$1
-    shift
-    if "$@" >"$dir/out" 2>&1; then
-        pass=$((pass + 1))
-        echo "ok: $name"
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $name"
-        tail -30 "$dir/out"
-        for l in "$dir"/*.log; do echo "--- $l"; tail -5 "$l"; done
-    fi
 }
 
 run_ops() {
@@ -109,9 +58,12 @@ moved() {
 }
 
 # 1. Every opcode, 0 B..1 MiB, NAK and error paths; MTU 1024 then 4096.
-start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
-check "ops and errors, MTU 1024" run_ops env
-stop_nicd a; stop_nicd b
+# A third daemon on every address of A (10.77.0.1 and 10.77.0.3) on
+# another port: its QPs speak from the address each is given.
+start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 &&
+    start_nicd w "$NA" 0.0.0.0:4793 || exit 1
+check "ops and errors, MTU 1024" run_ops env RDN_TEST_SOCK_W="$dir/w.sock"
+stop_nicd a; stop_nicd b; stop_nicd w
 MTU=4096 start_nicd a "$NA" 10.77.0.1 && MTU=4096 start_nicd b "$NB" 10.77.0.2 || exit 1
 check "ops and errors, MTU 4096" run_ops env
 stop_nicd a; stop_nicd b
@@ -119,7 +71,6 @@ stop_nicd a; stop_nicd b
 # 2. Hostile packets: alone at every QPN, then at QPNs the running test
 # does not use while it runs; the daemon stays up and drops or NAKs them.
 start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
-ip -n "$NA" addr add 10.77.0.3/24 dev "${tag}x"
 hostile() { # FROM COUNT QPN_LO QPN_HI
     from=$1
     shift
@@ -224,5 +175,4 @@ check "memcached offload across hosts, 1% loss" mc_across
 sleep 0.3
 stop_nicd a; stop_nicd b
 
-echo "tally: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+netns_tally

@@ -68,6 +68,7 @@ t_test_roce_net_CFLAGS = $(SOFTNIC_TEST_CFLAGS)
 t_test_roce_net_LDADD = $(SOFTNIC_TEST_LDADD)
 TESTS += t/roce_net.sh
 dist_check_SCRIPTS += t/roce_net.sh t/roce_hostile.py
+EXTRA_DIST += t/netns.sh
 # Interop with Linux rxe in a QEMU VM (root, qemu; skipped otherwise).
 TESTS += t/roce_rxe.sh
 dist_check_SCRIPTS += t/roce_rxe.sh

@@ -17,6 +17,8 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -502,6 +504,99 @@ START_TEST(same_daemon_in_memory)
 }
 END_TEST
 
+/* ---- the address a QP speaks from (rnic_qp_set_gid) ---------------------- */
+
+static void gid_of(uint8_t gid[16], const char *ip)
+{
+    memset(gid, 0, 16);
+    gid[10] = gid[11] = 0xff;
+    ck_assert_int_eq(inet_pton(AF_INET, ip, gid + 12), 1);
+}
+
+/* A WRITE of 100 bytes from a to b's device, and one back: both ways work. */
+static void write_both_ways(struct tq *a, struct tdev *ad, struct tq *b,
+                            struct tdev *bd, unsigned seed)
+{
+    struct tq *q[2] = {a, b};
+    struct tdev *d[2] = {ad, bd};
+
+    for (int i = 0; i < 2; i++) {
+        struct tdev *from = d[i], *to = d[1 - i];
+        struct tw w;
+
+        fill(from->mem, 100, seed + (unsigned)i);
+        tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
+        tw_raddr(&w, (uintptr_t)to->mem + BIG, to->mr->rkey);
+        tw_data(&w, 100, from->mr->lkey, from->mem);
+        tq_post(q[i], &w);
+        tq_ring(q[i]);
+        one(from->scq, RNIC_WC_SUCCESS);
+        ck_assert(memcmp(from->mem, to->mem + BIG, 100) == 0);
+    }
+}
+
+/* A daemon listening on one address speaks only from it. */
+START_TEST(set_gid_one_address)
+{
+    struct rnic_addr ad;
+    uint8_t gid[16];
+    struct tq a, b;
+
+    qp_make(&a, &A, 0, 7, 7);
+    qp_make(&b, &B, 0, 7, 7);
+    gid_of(gid, "10.77.0.2"); /* B's, not A's */
+    ck_assert_int_eq(rnic_qp_set_gid(a.qp, gid), -EADDRNOTAVAIL);
+    memset(gid, 0, sizeof(gid)); /* not IPv4 */
+    ck_assert_int_eq(rnic_qp_set_gid(a.qp, gid), -EADDRNOTAVAIL);
+    gid_of(gid, "10.77.0.1");
+    ck_assert_int_eq(rnic_qp_set_gid(a.qp, gid), 0);
+    ck_assert_int_eq(rnic_qp_addr(a.qp, &ad), 0);
+    ck_assert(memcmp(ad.gid, gid, 16) == 0 && (ad.flags & RNIC_ADDR_GID));
+    tq_connect(&a, &b);
+    ck_assert_int_eq(rnic_qp_set_gid(a.qp, gid), -EINVAL); /* not RESET */
+    write_both_ways(&a, &A, &b, &B, 3);
+}
+END_TEST
+
+/*
+ * A daemon on every address (W: 0.0.0.0 in A's namespace, which has
+ * 10.77.0.1 and 10.77.0.3): a QP speaks from the address it was given,
+ * two QPs from two addresses to the same peer both work; a QP given none
+ * has no network address, and one of another host's is refused.
+ */
+START_TEST(set_gid_every_address)
+{
+    struct tdev W;
+    struct rnic_addr ad;
+    uint8_t gid[16];
+    struct tq w1, w2, w3, b1, b2, b3;
+
+    open_dev(&W, "RDN_TEST_SOCK_W");
+    qp_make(&w1, &W, 0, 7, 7);
+    qp_make(&w2, &W, 0, 7, 7);
+    qp_make(&w3, &W, 0, 7, 7);
+    qp_make(&b1, &B, 0, 7, 7);
+    qp_make(&b2, &B, 0, 7, 7);
+    qp_make(&b3, &B, 0, 7, 7);
+    gid_of(gid, "10.77.0.2"); /* B's namespace's */
+    ck_assert_int_eq(rnic_qp_set_gid(w1.qp, gid), -EADDRNOTAVAIL);
+    ck_assert_int_eq(rnic_qp_addr(w3.qp, &ad), 0);
+    ck_assert(!(ad.flags & RNIC_ADDR_GID));
+    ck_assert_int_eq(rnic_connect(b3.qp, &ad), -EHOSTUNREACH);
+    gid_of(gid, "10.77.0.3");
+    ck_assert_int_eq(rnic_qp_set_gid(w1.qp, gid), 0);
+    ck_assert_int_eq(rnic_qp_addr(w1.qp, &ad), 0);
+    ck_assert(memcmp(ad.gid, gid, 16) == 0);
+    gid_of(gid, "10.77.0.1");
+    ck_assert_int_eq(rnic_qp_set_gid(w2.qp, gid), 0);
+    tq_connect(&w1, &b1);
+    tq_connect(&w2, &b2);
+    write_both_ways(&w1, &W, &b1, &B, 5);
+    write_both_ways(&w2, &W, &b2, &B, 7);
+    tdev_close(&W);
+}
+END_TEST
+
 /* ---- a peer's daemon killed --------------------------------------------- */
 
 START_TEST(peer_daemon_killed)
@@ -580,6 +675,9 @@ static Suite *mk(void)
         tcase_add_test(tc, rnr_retry_exhausted);
         tcase_add_test(tc, peer_qp_destroyed_retry_exceeded);
         tcase_add_test(tc, same_daemon_in_memory);
+        tcase_add_test(tc, set_gid_one_address);
+        if (getenv("RDN_TEST_SOCK_W"))
+            tcase_add_test(tc, set_gid_every_address);
     }
     suite_add_tcase(s, tc);
     return s;

@@ -282,6 +282,101 @@ START_TEST(test_deferred_reuse)
 }
 END_TEST
 
+/* memcached's reassign outcomes, before any chunk is looked at. */
+START_TEST(test_move_refusals)
+{
+    fresh(0, 1.25, 48, MB, false);
+    REQUIRE(slabs_alloc(96, 1) != NULL);
+    ck_assert_int_eq(slabs_move_begin(1, 1), SLABS_REASSIGN_SAME);
+    ck_assert_int_eq(slabs_move_begin(1, 99), SLABS_REASSIGN_BADCLASS);
+    ck_assert_int_eq(slabs_move_begin(-2, 2), SLABS_REASSIGN_BADCLASS);
+    ck_assert_int_eq(slabs_move_begin(-1, 2), SLABS_REASSIGN_BADCLASS);
+    ck_assert_int_eq(slabs_move_begin(1, 2), SLABS_REASSIGN_NOSPARE);
+    ck_assert_int_eq(slabs_move_begin(0, 2), SLABS_REASSIGN_NOSPARE);
+    ck_assert(!slabs_move_finish());
+}
+END_TEST
+
+/*
+ * A moving page hands out none of its chunks; a chunk of it freed under a
+ * reader horizon joins the move only once the horizon passed it; then the
+ * page is the destination's, and its chunks are allocatable there.
+ */
+START_TEST(test_move_waits_for_readers)
+{
+    unsigned per = MB / 96;
+    char *first = NULL, *p;
+    struct slabs_move m;
+    struct stat_rec r;
+
+    fresh(0, 1.25, 48, MB, false);
+    for (unsigned i = 0; i < per + 1; i++) {
+        REQUIRE((p = slabs_alloc(96, 1)) != NULL);
+        if (i == 0)
+            first = p;
+    }
+    for (unsigned i = 1; i < per; i++)
+        slabs_free(first + i * 96, 96, 1); /* all of page 0 but its first */
+    test_horizon = 1;
+    slabs_set_horizon(oldest_reader, &test_horizon);
+    ck_assert_int_eq(slabs_move_begin(1, 5), SLABS_REASSIGN_OK);
+    ck_assert_int_eq(slabs_move_begin(2, 5), SLABS_REASSIGN_RUNNING);
+    ck_assert(slabs_move_current(&m));
+    ck_assert_ptr_eq(m.page, first);
+    ck_assert_uint_eq(m.captured, per - 1);
+    /* page 1 has per - 1 uncarved chunks: none of page 0 comes out */
+    for (unsigned i = 0; i < per - 1; i++) {
+        REQUIRE((p = slabs_alloc(96, 1)) != NULL);
+        ck_assert(p < first || p >= first + MB);
+    }
+    slabs_free(first, 96, 1); /* its last item goes, a reader may be in it */
+    ck_assert(!slabs_move_finish());
+    slabs_epoch_advance();
+    ck_assert(!slabs_move_finish()); /* the reader of epoch 1 still runs */
+    test_horizon = 2;
+    ck_assert(slabs_move_finish());
+    ck_assert(!slabs_move_current(&m));
+    uint64_t moved, pool;
+    slabs_page_counts(&moved, &pool);
+    ck_assert_uint_eq(moved, 1);
+    ck_assert_uint_eq(pool, 0);
+    collect(&r);
+    ck_assert_int_eq(stat_num(&r, "1:total_pages"), 1);
+    ck_assert_int_eq(stat_num(&r, "5:total_pages"), 1);
+    ck_assert_int_eq(stat_num(&r, "5:free_chunks"), (int)slabs_perslab(5));
+    p = slabs_alloc(slabs_chunk_size(5), 5);
+    ck_assert(p >= first && p < first + MB);
+    slabs_set_horizon(NULL, NULL);
+}
+END_TEST
+
+/* Class 0 is the pool: a page moved there goes to the next class needing
+ * one, before any new page. */
+START_TEST(test_move_to_pool)
+{
+    unsigned per = MB / 96;
+    char *first = NULL, *p;
+    uint64_t moved, pool;
+
+    fresh(0, 1.25, 48, MB, false);
+    for (unsigned i = 0; i < per + 1; i++) {
+        REQUIRE((p = slabs_alloc(96, 1)) != NULL);
+        if (i == 0)
+            first = p;
+    }
+    for (unsigned i = 0; i < per; i++)
+        slabs_free(first + i * 96, 96, 1);
+    ck_assert_int_eq(slabs_move_begin(1, 0), SLABS_REASSIGN_OK);
+    ck_assert(slabs_move_finish());
+    slabs_page_counts(&moved, &pool);
+    ck_assert_uint_eq(pool, 1);
+    p = slabs_alloc(120, 2);
+    ck_assert_ptr_eq(p, first);
+    slabs_page_counts(&moved, &pool);
+    ck_assert_uint_eq(pool, 0);
+}
+END_TEST
+
 /* Limbo is FIFO by epoch: older frees come back first, newer ones wait. */
 START_TEST(test_limbo_order)
 {
@@ -518,6 +613,9 @@ int main(void)
     tcase_add_test(tc, test_free_and_reuse);
     tcase_add_test(tc, test_deferred_reuse);
     tcase_add_test(tc, test_limbo_order);
+    tcase_add_test(tc, test_move_refusals);
+    tcase_add_test(tc, test_move_waits_for_readers);
+    tcase_add_test(tc, test_move_to_pool);
     tcase_add_test(tc, test_stats_fields);
     tcase_add_test(tc, test_prealloc);
     tcase_add_test(tc, test_threads);

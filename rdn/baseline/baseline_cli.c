@@ -41,8 +41,8 @@ struct bl_conn {
     struct bl_loc last;
     uint32_t next_id;
     int timeout_ms; /* for each answer (bl_set_timeout) */
-    bool broken; /* a request failed: requests and answers may be out of
-                    step, so the connection answers nothing any more */
+    bool broken;    /* a request failed: requests and answers may be out of
+                       step, so the connection answers nothing any more */
 };
 
 static int tcp_connect(const char *host, int port)
@@ -135,8 +135,10 @@ static int handshake(struct bl_conn *c)
     struct bl_hello h = {.kind = c->kind, .depth = 1};
     struct rnic_addr a;
     uint16_t type;
-    int rc = rnic_qp_addr(c->q.qp, &a);
+    int rc = rnic_qp_set_gid_sock(c->q.qp, c->fd); /* as librdn does */
 
+    if (rc >= 0)
+        rc = rnic_qp_addr(c->q.qp, &a);
     if (rc < 0)
         return rc;
     memcpy(h.qp_addr, a.bytes, sizeof(h.qp_addr));

@@ -369,8 +369,11 @@ static int client_nic(struct bl_client *c)
         if (rc < 0)
             goto err_close_reqs;
     }
+    /* answer from the address the client reached (-l 0.0.0.0) */
+    rc = rnic_qp_set_gid_sock(c->q.qp, c->fd);
     memcpy(peer.bytes, c->hello.qp_addr, sizeof(peer.bytes));
-    rc = rnic_connect(c->q.qp, &peer);
+    if (rc >= 0)
+        rc = rnic_connect(c->q.qp, &peer);
     for (uint32_t i = 0; rc == 0 && rpc && i < depth; i++)
         rc = post_recv(c, i);
     if (rc < 0)

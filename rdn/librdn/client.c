@@ -256,7 +256,11 @@ static int hello(struct rdn_srv *s)
         rc = ofl_client_open(s->dev, s->opts->depth,
                              (uint32_t)rdn_resp_slot_size(s->geo.item_size_max),
                              &s->nic);
+    /* the QP speaks from where the server was reached (a NIC on every
+     * address: rdn-nicd --listen 0.0.0.0) */
     if (rc == 0)
+        rc = rnic_qp_set_gid_sock(s->nic.q.qp, s->ctl);
+    if (rc >= 0)
         rc = ofl_client_hello(&s->nic, &h);
     h.flags = s->opts->search_seq ? RDN_HELLO_SEQ : 0;
     if (rc == 0)

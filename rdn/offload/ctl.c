@@ -133,6 +133,23 @@ static int hello_check(const struct rdn_offload *o, const struct rdn_hello *h)
 }
 
 /*
+ * Makes the client's pipeline answer from the address the client reached
+ * the handshake port at, so that a server on several addresses (-l
+ * 0.0.0.0) hands each client one it can reach. A NIC that does not speak
+ * from that address (a loopback client: the in-memory path; an rdn-nicd
+ * listening on one address; a provider with one address per device) keeps
+ * its default one.
+ */
+static int pipe_source(struct rdn_offload *o, struct ofl_conn *c)
+{
+    int rc = ofl_pipe_source(&c->pipe, c->fd);
+
+    if (rc == 0)
+        ofl_log(o, "client %u: the NIC keeps its default address", c->id);
+    return rc < 0 ? rc : 0;
+}
+
+/*
  * Creates and starts the client's pipeline, persistent when the offload
  * is: from then on it answers even while no server lives. Building it
  * (hundreds of WQEs, receives, NIC round trips) runs outside o->lock, so
@@ -161,6 +178,9 @@ static int pipe_up(struct rdn_offload *o, struct ofl_conn *c,
     rc = ofl_pipe_open(o->dev, &cfg, &c->pipe);
     if (rc < 0)
         return rc;
+    rc = pipe_source(o, c);
+    if (rc < 0)
+        goto err_close_pipe;
     rc = ofl_pipe_addr(&c->pipe, mine);
     if (rc < 0)
         goto err_close_pipe;
@@ -188,9 +208,19 @@ err_close_pipe:
     return rc;
 }
 
+/* The network address in a (IPv4 GID) as text, "-" without one. */
+static const char *addr_str(const struct rnic_addr *a, char *buf, size_t len)
+{
+    if (!(a->flags & RNIC_ADDR_GID) ||
+        !inet_ntop(AF_INET, a->gid + 12, buf, (socklen_t)len))
+        snprintf(buf, len, "-");
+    return buf;
+}
+
 static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
                     uint32_t len)
 {
+    char where[INET_ADDRSTRLEN];
     struct rdn_welcome w;
     struct rdn_hello h;
     struct rnic_addr mine;
@@ -231,7 +261,8 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     w.depth = c->depth;
     w.slot_min = (uint32_t)rdn_resp_slot_size(o->cfg.item_size_max);
     w.token = c->token;
-    ofl_log(o, "client %u (%s) connected, depth %u", c->id, c->peer, c->depth);
+    ofl_log(o, "client %u (%s) connected, depth %u, RDMA address %s", c->id,
+            c->peer, c->depth, addr_str(&mine, where, sizeof(where)));
     return ofl_wire_send(c->fd, RDN_MSG_WELCOME, &w, sizeof(w), 1);
 }
 

@@ -487,6 +487,16 @@ err_close_w:
     return rc;
 }
 
+int ofl_pipe_source(struct ofl_pipe *p, int fd)
+{
+    int rc;
+
+    if (!p || !p->resp.qp)
+        return ofl_err(-EINVAL, "ofl_pipe_source: bad argument");
+    rc = rnic_qp_set_gid_sock(p->resp.qp, fd);
+    return rc < 0 ? ofl_err(rc, "response queue: %s", rnic_errmsg()) : rc;
+}
+
 int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out)
 {
     int rc;

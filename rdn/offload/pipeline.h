@@ -109,6 +109,13 @@ struct ofl_pipe {
  */
 int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                   struct ofl_pipe *p);
+/*
+ * Makes the client-facing QP speak from the local address of the client's
+ * handshake socket fd (rnic_qp_set_gid_sock), before ofl_pipe_addr() and
+ * ofl_pipe_connect(). Returns 1 (set), 0 (the QP keeps the device's
+ * default address) or -errno.
+ */
+int ofl_pipe_source(struct ofl_pipe *p, int fd);
 /* Writes the client-facing QP's address (for the client to connect to)
  * into *out. Returns 0 or -EINVAL. */
 int ofl_pipe_addr(struct ofl_pipe *p, struct rnic_addr *out);

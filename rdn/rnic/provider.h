@@ -59,6 +59,8 @@ struct rnic_ops {
     enum rnic_qp_state (*qp_state)(const struct rnic_qp *qp);
     int (*qp_addr)(const struct rnic_qp *qp, struct rnic_addr *out);
     int (*connect)(struct rnic_qp *qp, const struct rnic_addr *remote);
+    /* NULL: one address per device (rnic_qp_set_gid says -EOPNOTSUPP) */
+    int (*qp_set_gid)(struct rnic_qp *qp, const uint8_t gid[16]);
     int (*ring_doorbell)(struct rnic_qp *qp, uint32_t sq_pi);
     /*
      * NULL for a provider with a raw ring: rnic.c writes the WQE there and

@@ -6,9 +6,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "proto/mlx5.h"
 #include "rdn/rnic/provider.h"
@@ -241,6 +243,35 @@ int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out)
     if (!qp || !out)
         return rnic_err(-EINVAL, "rnic_qp_addr: bad argument");
     return qp->dev->ops->qp_addr(qp, out);
+}
+
+int rnic_qp_set_gid(struct rnic_qp *qp, const uint8_t gid[16])
+{
+    if (!qp || !gid)
+        return rnic_err(-EINVAL, "rnic_qp_set_gid: bad argument");
+    if (!qp->dev->ops->qp_set_gid)
+        return rnic_err(-EOPNOTSUPP,
+                        "rnic_qp_set_gid: device %s has one address per "
+                        "device",
+                        qp->dev->name);
+    return qp->dev->ops->qp_set_gid(qp, gid);
+}
+
+int rnic_qp_set_gid_sock(struct rnic_qp *qp, int fd)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    uint8_t gid[16] = {[10] = 0xff, [11] = 0xff};
+    int rc;
+
+    if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 ||
+        sa.sin_family != AF_INET)
+        return 0;
+    memcpy(gid + 12, &sa.sin_addr, 4);
+    rc = rnic_qp_set_gid(qp, gid);
+    if (rc == -EADDRNOTAVAIL || rc == -EOPNOTSUPP)
+        return 0;
+    return rc < 0 ? rc : 1;
 }
 
 int rnic_connect(struct rnic_qp *qp, const struct rnic_addr *remote)

@@ -403,6 +403,31 @@ static inline uint32_t rnic_mtu_bytes(uint8_t mtu)
 int rnic_qp_addr(const struct rnic_qp *qp, struct rnic_addr *out);
 
 /*
+ * Chooses the network address qp speaks from across hosts: gid (IPv4 as
+ * ::ffff:a.b.c.d) must be one of the device's own, as a RoCE NIC's GID
+ * table holds one per address of its port; ibverbs' sgid_index. Packets
+ * go out from it, are accepted only at it, and rnic_qp_addr() announces
+ * it. A device with several addresses (softnic: rdn-nicd --listen
+ * 0.0.0.0) needs this to hand each peer an address it can reach; without
+ * it a QP speaks from the device's default address. Call in RESET, before
+ * rnic_qp_addr() and rnic_connect(). Returns 0, or -EINVAL (bad argument,
+ * QP not in RESET), -EADDRNOTAVAIL (not an address of this device, or it
+ * has no network endpoint), -EOPNOTSUPP (the provider keeps one address
+ * per device: verbs, mlx5).
+ */
+int rnic_qp_set_gid(struct rnic_qp *qp, const uint8_t gid[16]);
+
+/*
+ * rnic_qp_set_gid() with the local address of the connected IPv4 socket
+ * fd (getsockname): what a server on several addresses does so that a
+ * peer gets the address it reached the server at. Returns 1 when set, 0
+ * when qp keeps the device's default address (fd not IPv4, or
+ * rnic_qp_set_gid() said -EADDRNOTAVAIL or -EOPNOTSUPP), or another
+ * -errno (-EINVAL: QP not in RESET).
+ */
+int rnic_qp_set_gid_sock(struct rnic_qp *qp, int fd);
+
+/*
  * Connects qp (RC, RESET -> RTS) to the QP that produced remote; a QP may
  * connect to itself. Returns 0, or -EINVAL (not an address of this
  * provider, or qp already connected), -ENOENT (no such peer QP),

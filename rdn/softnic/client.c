@@ -697,6 +697,16 @@ static int sn_connect(struct rnic_qp *qp, const struct rnic_addr *remote)
     return sn_call(sn_dev(qp->dev), &req, -1, &resp, NULL);
 }
 
+static int sn_qp_set_gid(struct rnic_qp *qp, const uint8_t gid[16])
+{
+    struct sn_ctl_req req = {.op = SN_CTL_QP_GID};
+    struct sn_ctl_resp resp;
+
+    req.u.gid.qpn = qp->num;
+    memcpy(req.u.gid.gid, gid, sizeof(req.u.gid.gid));
+    return sn_call(sn_dev(qp->dev), &req, -1, &resp, NULL);
+}
+
 static int sn_ring_doorbell(struct rnic_qp *qp_, uint32_t sq_pi)
 {
     struct sn_cqp *qp = (struct sn_cqp *)qp_;
@@ -860,6 +870,7 @@ static const struct rnic_ops sn_client_ops = {
     .qp_state = sn_qp_state,
     .qp_addr = sn_qp_addr,
     .connect = sn_connect,
+    .qp_set_gid = sn_qp_set_gid,
     .ring_doorbell = sn_ring_doorbell,
     .post_recv = sn_post_recv,
     .qp_rq_doorbell = sn_qp_rq_doorbell,

@@ -501,6 +501,11 @@ static int sn_ctl_dev_op(struct sn_dev *d, const struct sn_ctl_req *req,
         if (!qp)
             return sn_fail(resp, -ENOENT, "rnic_connect: no such QP");
         return sn_qp_connect(qp, &req->u.connect.remote, resp);
+    case SN_CTL_QP_GID:
+        qp = sn_qp_find(d, req->u.gid.qpn);
+        if (!qp)
+            return sn_fail(resp, -ENOENT, "rnic_qp_set_gid: no such QP");
+        return sn_qp_source(qp, req->u.gid.gid, resp);
     case SN_CTL_QP_ADDR:
         qp = sn_qp_find(d, req->u.obj.num);
         if (!qp)

@@ -18,8 +18,8 @@
 #include "rdn/rnic/rnic.h"
 
 #define SN_CTL_VERSION                                                         \
-    4 /* 2: QP responder access; 3: big-endian rq_db;                          \
-         4: RoCE (QP_ADDR, rc attributes) */
+    5 /* 2: QP responder access; 3: big-endian rq_db;                          \
+         4: RoCE (QP_ADDR, rc attributes); 5: QP_GID */
 #define SN_PATH_MAX 256
 
 enum sn_ctl_op {
@@ -39,6 +39,7 @@ enum sn_ctl_op {
     SN_CTL_ATTACH,  /* -> the object's description and fd */
     SN_CTL_STATS,   /* -> what the whole engine holds */
     SN_CTL_QP_ADDR, /* obj.num: QPN -> its rnic_addr */
+    SN_CTL_QP_GID,  /* gid: the address a QP speaks from */
 };
 
 struct sn_ctl_req {
@@ -82,6 +83,10 @@ struct sn_ctl_req {
             uint32_t qpn;
             struct rnic_addr remote;
         } connect;
+        struct {
+            uint32_t qpn;
+            uint8_t gid[16];
+        } gid;
         struct {
             uint32_t type; /* enum rnic_obj_type */
             uint64_t id;   /* MEM: va, MR: key, CQ: cqn, QP: qpn */

@@ -301,6 +301,7 @@ struct sn_qp {
     struct sn_rc *rc;
     uint32_t rc_ipsn;               /* initial PSN its address announces */
     struct rnic_qp_rc_attr rc_attr; /* timeout, retry counts */
+    uint32_t rc_src; /* IPv4 it speaks from (network order), 0: the port's */
 };
 
 struct sn_dev {

@@ -44,7 +44,8 @@ struct nicd_opts {
     unsigned ncpus;
     int strict;
     unsigned spin_us;
-    unsigned idle_exit; /* seconds; 0 = never */
+    unsigned rc_timeout; /* ACK timeout code of QPs that set none */
+    unsigned idle_exit;  /* seconds; 0 = never */
     int status;
 };
 
@@ -127,7 +128,10 @@ static void usage(FILE *f)
         "                      the IPv4 address ADDR[:PORT] (port default "
         "4791;\n"
         "                      default: $RDN_NICD_LISTEN, else nowhere: QPs\n"
-        "                      reach only QPs of this daemon). Needs "
+        "                      reach only QPs of this daemon). 0.0.0.0: every\n"
+        "                      address of the host, each QP speaking from the\n"
+        "                      one its application gives it (memcached: the\n"
+        "                      one its client connected to). Needs "
         "CAP_NET_RAW.\n"
         "                      RoCE has no authentication beyond QPN, PSN and\n"
         "                      rkey: anyone who can send to ADDR can forge\n"
@@ -136,6 +140,10 @@ static void usage(FILE *f)
         "(default),\n"
         "                      2048 or 4096; the link must carry it plus 60 "
         "bytes\n"
+        "      --rc-timeout N  ACK timeout of QPs whose application sets "
+        "none:\n"
+        "                      4.096 us * 2^N, N 1..31 (default 14: 67 ms, as\n"
+        "                      verbs); retries run out after 7 in a row\n"
         "      --idle-exit S   exit after S seconds with no application and "
         "no\n"
         "                      persistent domain (default 0: never)\n"
@@ -169,7 +177,14 @@ static int parse_cpus(const char *s, struct nicd_opts *o)
 
 static int parse_args(int argc, char **argv, struct nicd_opts *o)
 {
-    enum { OPT_SPIN = 256, OPT_IDLE, OPT_STATUS, OPT_LISTEN, OPT_MTU };
+    enum {
+        OPT_SPIN = 256,
+        OPT_IDLE,
+        OPT_STATUS,
+        OPT_LISTEN,
+        OPT_MTU,
+        OPT_RC_TIMEOUT
+    };
     static const struct option lo[] = {
         {"socket", required_argument, NULL, 's'},
         {"threads", required_argument, NULL, 't'},
@@ -184,6 +199,7 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
         {"status", no_argument, NULL, OPT_STATUS},
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"mtu", required_argument, NULL, OPT_MTU},
+        {"rc-timeout", required_argument, NULL, OPT_RC_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -195,6 +211,7 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
     o->spin_us = 50;
     o->model = "fast";
     o->mtu = 3;
+    o->rc_timeout = 14;
     o->listen = getenv("RDN_NICD_LISTEN");
     if (o->listen && !*o->listen)
         o->listen = NULL;
@@ -236,6 +253,11 @@ static int parse_args(int argc, char **argv, struct nicd_opts *o)
             break;
         case OPT_LISTEN:
             o->listen = optarg;
+            break;
+        case OPT_RC_TIMEOUT:
+            o->rc_timeout = (unsigned)atoi(optarg);
+            if (o->rc_timeout < 1 || o->rc_timeout > 31)
+                return -1;
             break;
         case OPT_MTU: {
             unsigned b = (unsigned)atoi(optarg);
@@ -487,7 +509,8 @@ int main(int argc, char **argv)
     if (o.listen) {
         char err[200];
 
-        rc = sn_roce_listen(e, o.listen, (uint8_t)o.mtu, err, sizeof(err));
+        rc = sn_roce_listen(e, o.listen, (uint8_t)o.mtu, (uint8_t)o.rc_timeout,
+                            err, sizeof(err));
         if (rc) {
             nicd_log("cannot listen for RoCE: %s", err);
             sn_engine_destroy(e);

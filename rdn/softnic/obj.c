@@ -279,6 +279,23 @@ int sn_qp_connect(struct sn_qp *qp, const struct rnic_addr *remote,
     return 0;
 }
 
+int sn_qp_source(struct sn_qp *qp, const uint8_t gid[16],
+                 struct sn_ctl_resp *resp)
+{
+    int rc;
+
+    if (load_acquire(&qp->state) != RNIC_QPS_RESET)
+        return sn_fail(resp, -EINVAL, "rnic_qp_set_gid: QP not in RESET");
+    rc = sn_roce_set_src(qp, gid);
+    if (rc == -EADDRNOTAVAIL)
+        return sn_fail(resp, rc,
+                       "rnic_qp_set_gid: not an address this rdn-nicd "
+                       "listens on (--listen)");
+    if (rc)
+        return sn_fail(resp, rc, "rnic_qp_set_gid: %s", strerror(-rc));
+    return 0;
+}
+
 void sn_qp_describe(const struct sn_qp *qp, struct sn_ctl_obj *o)
 {
     memset(o, 0, sizeof(*o));

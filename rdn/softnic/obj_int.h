@@ -50,6 +50,8 @@ void sn_qp_destroy(struct sn_qp *qp);
 struct sn_qp *sn_qp_find(struct sn_dev *d, uint32_t qpn);
 int sn_qp_connect(struct sn_qp *qp, const struct rnic_addr *remote,
                   struct sn_ctl_resp *resp);
+int sn_qp_source(struct sn_qp *qp, const uint8_t gid[16],
+                 struct sn_ctl_resp *resp);
 void sn_qp_describe(const struct sn_qp *qp, struct sn_ctl_obj *o);
 void sn_cq_describe(const struct sn_cq *cq, struct sn_ctl_obj *o);
 

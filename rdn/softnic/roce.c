@@ -51,7 +51,9 @@
 #define SN_RC_ACKREQ  16  /* AckReq on every this many packets of a message */
 #define SN_RC_ATOMICS 16  /* saved atomic results for duplicates */
 #define SN_RC_MAX_PKT (ROCE_MAX_HDR + 4096 + 4 + ROCE_ICRC_LEN)
-#define SN_RC_GID_LEN 16 /* wire packets: the source GID, then the BTH */
+/* Wire packets: the source GID, the destination IPv4 address, the BTH. */
+#define SN_RC_GID_LEN  16
+#define SN_RC_ADDR_LEN (SN_RC_GID_LEN + 4)
 
 /* A request message in the requester's queue. */
 struct sn_rc_msg {
@@ -69,6 +71,7 @@ struct sn_rc {
     struct sn_qp *qp;
     struct sockaddr_in peer;
     uint8_t peer_gid[16];
+    struct in_addr src; /* the address it speaks from */
     uint32_t mtu;
     uint64_t rto_ns;
 
@@ -126,8 +129,10 @@ void sn_roce_addr(const struct sn_qp *qp, struct rnic_addr *out)
     out->qpn = cpu_to_be32(qp->qpn);
     out->psn = cpu_to_be32(qp->rc_ipsn);
     memcpy(out->priv, &tag, sizeof(tag));
-    if (port) {
+    if (port && (qp->rc_src || !port->any)) {
         memcpy(out->gid, port->gid, sizeof(out->gid));
+        if (qp->rc_src)
+            memcpy(out->gid + 12, &qp->rc_src, 4);
         out->udp_port = cpu_to_be16(port->port);
         out->mtu = port->mtu;
         out->flags = RNIC_ADDR_GID;
@@ -159,7 +164,8 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     uint16_t udp = be16_to_cpu(remote->udp_port);
     struct sn_rc *rc;
 
-    if (!port || !(remote->flags & RNIC_ADDR_GID) || !sn_gid_v4(remote->gid))
+    if (!port || !(remote->flags & RNIC_ADDR_GID) || !sn_gid_v4(remote->gid) ||
+        (port->any && !qp->rc_src))
         return -EHOSTUNREACH;
     rc = calloc(1, sizeof(*rc));
     if (!rc)
@@ -175,10 +181,13 @@ int sn_rc_connect(struct sn_qp *qp, const struct rnic_addr *remote)
     rc->peer.sin_port = htons(udp ? udp : RNIC_ROCE_PORT);
     memcpy(&rc->peer.sin_addr, remote->gid + 12, 4);
     memcpy(rc->peer_gid, remote->gid, 16);
+    rc->src = port->local.sin_addr;
+    if (qp->rc_src)
+        memcpy(&rc->src, &qp->rc_src, 4);
     if (!mtu || mtu > rnic_mtu_bytes(port->mtu))
         mtu = rnic_mtu_bytes(port->mtu);
     rc->mtu = mtu;
-    rc->rto_ns = 4096ull << (a->set ? a->timeout : 14);
+    rc->rto_ns = 4096ull << (a->set ? a->timeout : port->rc_timeout);
     rc->retry_left = a->set ? a->retry_cnt : 7;
     rc->rnr_left = a->set ? a->rnr_retry : 7;
     rc->npsn = rc->una = rc->tx_psn = sn_psn(qp->rc_ipsn);
@@ -216,6 +225,7 @@ void sn_rc_free(struct sn_qp *qp)
  * for the ICRC. Masked fields stay 0; roce_icrc() sets them to ones.
  */
 static void sn_rc_pseudo(const struct sn_roce_port *port,
+                         const struct in_addr *src,
                          const struct sockaddr_in *dst, uint8_t src_first,
                          size_t n, uint8_t *ip, uint8_t *udp)
 {
@@ -229,13 +239,40 @@ static void sn_rc_pseudo(const struct sn_roce_port *port,
     memcpy(ip + 6, &df, 2);
     ip[9] = IPPROTO_UDP;
     if (src_first) {
-        memcpy(ip + 12, &port->local.sin_addr, 4);
+        memcpy(ip + 12, src, 4);
         memcpy(ip + 16, &dst->sin_addr, 4);
     }
     memcpy(udp, &sport, 2);
     memcpy(udp + 2, &dst->sin_port, 2);
     memcpy(udp + 4, &ulen, 2);
     udp[6] = udp[7] = 0;
+}
+
+/* Sends n bytes to rc's peer, from rc's address when the port has many. */
+static ssize_t sn_rc_sendto(const struct sn_roce_port *port,
+                            const struct sn_rc *rc, const void *buf, size_t n)
+{
+    union {
+        struct cmsghdr h;
+        uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
+    } ctl;
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = n};
+    struct msghdr m = {.msg_name = (void *)&rc->peer,
+                       .msg_namelen = sizeof(rc->peer),
+                       .msg_iov = &iov,
+                       .msg_iovlen = 1};
+    struct in_pktinfo pi = {.ipi_spec_dst = rc->src};
+
+    if (port->any) {
+        memset(&ctl, 0, sizeof(ctl));
+        m.msg_control = ctl.b;
+        m.msg_controllen = sizeof(ctl.b);
+        ctl.h.cmsg_level = IPPROTO_IP;
+        ctl.h.cmsg_type = IP_PKTINFO;
+        ctl.h.cmsg_len = CMSG_LEN(sizeof(pi));
+        memcpy(CMSG_DATA(&ctl.h), &pi, sizeof(pi));
+    }
+    return sendmsg(port->udp_fd, &m, 0);
 }
 
 /* Encodes h (+ payload), adds the ICRC and sends it to the peer. */
@@ -253,11 +290,10 @@ static void sn_rc_xmit(struct sn_qp *qp, struct roce_hdr *h,
     n = roce_encode(buf, sizeof(buf), h, payload, len);
     if (!n)
         return;
-    sn_rc_pseudo(port, &rc->peer, 1, n, ip, udp);
+    sn_rc_pseudo(port, &rc->src, &rc->peer, 1, n, ip, udp);
     roce_icrc_put(buf + n - ROCE_ICRC_LEN,
                   roce_icrc(ip, sizeof(ip), udp, buf, n - ROCE_ICRC_LEN));
-    if (sendto(port->udp_fd, buf, n, 0, (const struct sockaddr *)&rc->peer,
-               sizeof(rc->peer)) == (ssize_t)n)
+    if (sn_rc_sendto(port, rc, buf, n) == (ssize_t)n)
         sn_stat(&port->st.tx_pkts);
 }
 
@@ -1103,11 +1139,12 @@ void sn_rc_input(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
     struct roce_hdr h;
 
     if (load_acquire(&qp->state) != RNIC_QPS_RTS ||
-        memcmp(p->data, rc->peer_gid, SN_RC_GID_LEN) != 0) {
+        memcmp(p->data, rc->peer_gid, SN_RC_GID_LEN) != 0 ||
+        memcmp(p->data + SN_RC_GID_LEN, &rc->src, 4) != 0) {
         sn_rc_drop(t, p, SN_RC_DROP_PEER);
         return;
     }
-    if (roce_decode(p->data + SN_RC_GID_LEN, p->h.len, &h) < 0) {
+    if (roce_decode(p->data + SN_RC_ADDR_LEN, p->h.len, &h) < 0) {
         sn_rc_drop(t, p, SN_RC_DROP_BAD);
         return;
     }
@@ -1181,7 +1218,7 @@ static int sn_roce_check(struct sn_roce_port *port, const uint8_t *b, size_t n,
     ihl = (size_t)(b[0] & 0xf) * 4;
     tot = (size_t)b[2] << 8 | b[3];
     if (ihl < 20 || tot > n || tot < ihl + ROCE_UDP_LEN ||
-        memcmp(b + 16, &port->local.sin_addr, 4) != 0)
+        (!port->any && memcmp(b + 16, &port->local.sin_addr, 4) != 0))
         return -1;
     dport = (uint16_t)(b[ihl + 2] << 8 | b[ihl + 3]);
     if (dport != port->port)
@@ -1204,25 +1241,27 @@ static int sn_roce_check(struct sn_roce_port *port, const uint8_t *b, size_t n,
     return (int)(ihl + ROCE_UDP_LEN);
 }
 
-/* A checked datagram as an SN_PKT_WIRE packet (source GID, BTH..ICRC). */
+/* A checked datagram as an SN_PKT_WIRE packet (source GID, destination
+ * IPv4 address, BTH..ICRC). */
 static struct sn_pkt *sn_roce_wrap(const uint8_t *ip, const uint8_t *bth,
                                    size_t bl, uint32_t dqpn)
 {
-    struct sn_pkt *p = malloc(sizeof(*p) + SN_RC_GID_LEN + bl);
+    struct sn_pkt *p = malloc(sizeof(*p) + SN_RC_ADDR_LEN + bl);
 
     if (!p)
         return NULL;
     memset(p, 0, sizeof(*p));
     p->tm.pos = SN_TIMER_IDLE;
     p->cls = SN_POOL_NONE;
-    p->cap = (uint32_t)(SN_RC_GID_LEN + bl);
+    p->cap = (uint32_t)(SN_RC_ADDR_LEN + bl);
     p->h.type = SN_PKT_WIRE;
     p->h.dst_qpn = dqpn;
     p->h.len = (uint32_t)bl;
     memset(p->data, 0, 10);
     p->data[10] = p->data[11] = 0xff;
-    memcpy(p->data + 12, ip + 12, 4); /* the IPv4 source as a GID */
-    memcpy(p->data + SN_RC_GID_LEN, bth, bl);
+    memcpy(p->data + 12, ip + 12, 4);            /* the IPv4 source as a GID */
+    memcpy(p->data + SN_RC_GID_LEN, ip + 16, 4); /* and its destination */
+    memcpy(p->data + SN_RC_ADDR_LEN, bth, bl);
     return p;
 }
 
@@ -1340,8 +1379,7 @@ static int sn_roce_parse(const char *addr, struct sockaddr_in *sa)
         return -EINVAL;
     memcpy(host, addr, hl);
     host[hl] = 0;
-    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1 ||
-        sa->sin_addr.s_addr == htonl(INADDR_ANY))
+    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
         return -EINVAL;
     if (colon) {
         char *end;
@@ -1355,7 +1393,7 @@ static int sn_roce_parse(const char *addr, struct sockaddr_in *sa)
 }
 
 int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
-                   char *err, size_t errlen)
+                   uint8_t rc_timeout, char *err, size_t errlen)
 {
     /* The UDP socket only keeps the port ours (no ICMP unreachable) and
      * sends; what it would receive, the raw socket reads with headers. */
@@ -1370,11 +1408,16 @@ int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
         snprintf(err, errlen, "path MTU code %u is not 1..5", mtu);
         return -EINVAL;
     }
+    if (rc_timeout < 1 || rc_timeout > 31) {
+        snprintf(err, errlen, "ACK timeout code %u is not 1..31", rc_timeout);
+        return -EINVAL;
+    }
     port = calloc(1, sizeof(*port));
     if (!port)
         return -ENOMEM;
     port->eng = e;
     port->mtu = mtu;
+    port->rc_timeout = rc_timeout;
     sn_roce_faults_env(&port->faults);
     port->udp_fd = port->raw_fd = -1;
     if (sn_roce_parse(addr, &port->local) < 0) {
@@ -1386,6 +1429,7 @@ int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
         goto free_port;
     }
     port->port = ntohs(port->local.sin_port);
+    port->any = port->local.sin_addr.s_addr == htonl(INADDR_ANY);
     port->gid[10] = port->gid[11] = 0xff;
     memcpy(port->gid + 12, &port->local.sin_addr, 4);
     port->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -1432,6 +1476,35 @@ close_udp:
 free_port:
     free(port);
     return rc;
+}
+
+int sn_roce_set_src(struct sn_qp *qp, const uint8_t gid[16])
+{
+    const struct sn_roce_port *port = qp->dev->eng->roce;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    int fd, rc = 0;
+
+    if (!port || !sn_gid_v4(gid))
+        return -EADDRNOTAVAIL;
+    memcpy(&sa.sin_addr, gid + 12, 4);
+    if (!port->any) {
+        if (sa.sin_addr.s_addr != port->local.sin_addr.s_addr)
+            return -EADDRNOTAVAIL;
+    } else {
+        /* An address of this host (in the daemon's network namespace) is
+         * one a socket can bind to. */
+        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -errno;
+        if (sa.sin_addr.s_addr == htonl(INADDR_ANY) ||
+            bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+            rc = -EADDRNOTAVAIL;
+        close(fd);
+        if (rc)
+            return rc;
+    }
+    memcpy(&qp->rc_src, gid + 12, 4);
+    return 0;
 }
 
 void sn_roce_close(struct sn_engine *e)

@@ -72,11 +72,14 @@ struct sn_roce_port {
     struct sn_roce_faults faults;
     int udp_fd; /* bound to the listen address: sends; its input is filtered
                    away (the raw socket reads it, with the IP header) */
+    bool any;   /* --listen 0.0.0.0: every address of the host; each QP
+                   speaks from the one it was given (rnic_qp_set_gid) */
     int raw_fd; /* IPv4 raw socket, IPPROTO_UDP: whole datagrams */
     struct sockaddr_in local;
-    uint8_t gid[16]; /* ::ffff:a.b.c.d */
-    uint16_t port;   /* host order */
-    uint8_t mtu;     /* enum ibv_mtu code offered in addresses */
+    uint8_t gid[16];    /* ::ffff:a.b.c.d */
+    uint16_t port;      /* host order */
+    uint8_t mtu;        /* enum ibv_mtu code offered in addresses */
+    uint8_t rc_timeout; /* ACK timeout code of QPs that set none */
     pthread_t rx;
     uint32_t stop;
     struct sn_roce_stats st;
@@ -84,13 +87,15 @@ struct sn_roce_port {
 
 /*
  * Opens the engine's RoCEv2 endpoint on addr ("A.B.C.D" or "A.B.C.D:PORT",
- * port 4791 by default) with path MTU mtu (enum ibv_mtu code, 1..5) and
- * starts its receive thread. Needs CAP_NET_RAW (the raw socket that shows
- * the IP header the ICRC covers). Call once, before applications attach.
- * Returns 0 or -errno; err receives a message.
+ * port 4791 by default; 0.0.0.0 is every address of the host) with path MTU mtu
+ * (enum ibv_mtu code, 1..5) and starts its receive thread. rc_timeout
+ * (1..31, IBA's code: 4.096 us * 2^code) is the ACK timeout of QPs whose
+ * application sets no rnic_qp_rc_attr. Needs CAP_NET_RAW (the raw socket
+ * that shows the IP header the ICRC covers). Call once, before
+ * applications attach. Returns 0 or -errno; err receives a message.
  */
 int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
-                   char *err, size_t errlen);
+                   uint8_t rc_timeout, char *err, size_t errlen);
 /* Stops the receive thread and closes the endpoint (engine stopped). */
 void sn_roce_close(struct sn_engine *e);
 /* Copies the engine's counters (zeros without an endpoint). */
@@ -98,6 +103,12 @@ void sn_roce_stats(struct sn_engine *e, struct sn_roce_stats *out);
 
 /* The rnic_addr of qp (GID and port when the engine listens). */
 void sn_roce_addr(const struct sn_qp *qp, struct rnic_addr *out);
+/*
+ * Makes qp (RESET, control lock held) speak from gid, an IPv4-mapped
+ * address of this host the port listens on. 0, -EADDRNOTAVAIL (no
+ * endpoint, not IPv4, or not an address the port listens on).
+ */
+int sn_roce_set_src(struct sn_qp *qp, const uint8_t gid[16]);
 /* Does remote name a QP of this engine (the in-memory path)? */
 bool sn_roce_addr_local(const struct sn_engine *e,
                         const struct rnic_addr *remote);

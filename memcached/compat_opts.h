@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memcached/compat_opts.h - memcached 1.6.18 command-line options for
+ * machinery this server does not have: TLS (-o ssl_*), external storage
+ * (-o ext_*, slab_automove_freeratio), NAPI ids (-N), sock_cookie_id,
+ * no_hashexpand, slab_sizes, drop_privileges. They are checked as
+ * memcached checks them, with its messages, and have no effect here (the
+ * -h text says so). -Z itself is refused, as a memcached built without TLS
+ * refuses it: accepting it would leave the clients in plaintext.
+ */
+#ifndef MEMCACHED_COMPAT_OPTS_H
+#define MEMCACHED_COMPAT_OPTS_H
+
+#include <stdbool.h>
+
+/*
+ * One -o suboption opt (val: after '=', or NULL). Returns 1 if it is one
+ * of these and valid, 0 if it is none of them, -1 if invalid: *err is
+ * memcached's message then (static storage). Single-threaded (start-up).
+ */
+int compat_option(const char *opt, const char *val, const char **err);
+
+/* -N n: memcached's checks (n > 0 here, n <= threads in
+ * compat_check()). Returns NULL or the message. */
+const char *compat_napi_ids(const char *arg);
+
+/* The checks memcached makes once every option is read (ext_path with -U
+ * or a large -I; -N against -t). NULL or the message. */
+const char *compat_check(int threads, int udpport, unsigned long item_max);
+
+/* The -h lines for these options. */
+extern const char compat_usage[];
+
+#endif /* MEMCACHED_COMPAT_OPTS_H */

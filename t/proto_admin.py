@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""t/proto_admin.py - memcached 1.6.18's administrative commands, side by
+side with Debian's memcached (/usr/bin/memcached).
+
+The same scripted sessions run against memcached/memcached and the
+reference; every reply must be byte for byte the same, with only the time
+fields of metadump lines (exp=, la=) masked. Covered: lru_crawler crawl,
+metadump (all, ids, hash, bad ids, disabled, -X), enable, disable, sleep,
+tocrawl; slabs reassign (every refusal, and a real move: rescued and evicted
+counts, pages, surviving items as memcached's) and automove; lru tune, mode,
+temp_ttl; cache_memlimit; the bytes stat and stats settings after changes;
+memcached's TLS, extstore and NAPI options: refused with memcached's first
+message line where memcached refuses them, accepted where it accepts them;
+every option of its -h is in ours.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mctest import SERVER, Client, Server, Tally, root_args  # noqa: E402
+
+REFERENCE = "/usr/bin/memcached"
+REF_ARGS = ["-l", "127.0.0.1", "-U", "0"]
+TIME_FIELDS = re.compile(rb"(exp|la)=\d+")
+
+
+def mask(b):
+    """Time fields masked; a metadump's lines sorted (memcached walks its
+    hot, warm and cold sub-LRUs in an order its LRU maintainer decides)."""
+    b = TIME_FIELDS.sub(rb"\1=T", b)
+    if b.startswith(b"key="):
+        lines = b.split(b"\n")
+        b = b"\n".join(sorted(lines[:-1]) + lines[-1:])
+    return b
+
+
+def ask(c, cmd):
+    """One command's whole reply. metadump's is its first "\r\n" (its
+    item lines end in a bare "\n", then END or an error line); others are
+    followed by an mn so that noreply ones and multi-line ones end at its
+    MN (memcached runs nothing pipelined after a metadump)."""
+    if b" metadump " in cmd:
+        c.send(cmd)
+        return c.line()
+    c.send(cmd + b"mn\r\n")
+    out = b""
+    while not out.endswith(b"MN\r\n"):
+        out += c.line()
+    return out[:-4]
+
+
+def session(program, args, cmds):
+    srv = Server(args, program=program)
+    c = Client(srv)
+    out = [mask(ask(c, cmd)) for cmd in cmds]
+    srv.stop()
+    return out
+
+
+def compare(t, what, cmds, args=()):
+    ours = session(None, list(args), cmds)
+    ref = session(REFERENCE, REF_ARGS + list(args), cmds)
+    for cmd, a, b in zip(cmds, ours, ref):
+        t.eq("%s: %r as memcached" % (what, cmd), a, b)
+
+
+CRAWLER = [
+    b"lru_crawler metadump all\r\n",
+    b"set a 5 0 1\r\nx\r\n",
+    b"set b%20c 0 100 2\r\nxy\r\n",
+    b"set \xc3\xa9t\xc3\xa9 0 0 3\r\nabc\r\n",
+    b"get a\r\n",
+    b"lru_crawler metadump all\r\n",
+    b"lru_crawler metadump 1\r\n",
+    b"lru_crawler metadump 2\r\n",
+    b"lru_crawler metadump 63\r\n",
+    b"lru_crawler metadump 1,2\r\n",
+    b"lru_crawler metadump 0\r\n",
+    b"lru_crawler metadump 64\r\n",
+    b"lru_crawler metadump 1,x\r\n",
+    b"lru_crawler metadump -1\r\n",
+    b"lru_crawler metadump 1 noreply\r\n",
+    b"lru_crawler crawl 0\r\n",
+    b"lru_crawler crawl 64\r\n",
+    b"lru_crawler crawl -1\r\n",
+    b"lru_crawler crawl hash\r\n",
+    b"lru_crawler crawl\r\n",
+    b"lru_crawler sleep 1000001\r\n",
+    b"lru_crawler sleep x\r\n",
+    b"lru_crawler sleep 1000000\r\n",
+    b"lru_crawler sleep 10\r\n",
+    b"lru_crawler tocrawl -5\r\n",
+    b"lru_crawler tocrawl 5\r\n",
+    b"lru_crawler\r\n",
+    b"lru_crawler foo\r\n",
+    b"lru_crawler foo bar baz\r\n",
+    b"lru_crawler enable\r\n",
+    b"lru_crawler disable\r\n",
+    b"lru_crawler disable\r\n",
+    b"lru_crawler crawl all\r\n",
+    b"lru_crawler metadump all\r\n",
+    b"lru_crawler enable\r\n",
+    b"lru_crawler metadump 1\r\n",
+]
+
+SLABS_LRU = [
+    b"slabs\r\n",
+    b"slabs reassign\r\n",
+    b"slabs reassign 1\r\n",
+    b"slabs reassign 1 2\r\n",
+    b"slabs reassign 1 1\r\n",
+    b"slabs reassign x 2\r\n",
+    b"slabs reassign 1 2x\r\n",
+    b"slabs reassign 1 99\r\n",
+    b"slabs reassign -1 2\r\n",
+    b"slabs reassign -2 2\r\n",
+    b"slabs reassign 0 2\r\n",
+    b"slabs reassign 1 0\r\n",
+    b"slabs reassign 1 2 noreply\r\n",
+    b"slabs automove\r\n",
+    b"slabs automove 0\r\n",
+    b"slabs automove 2\r\n",
+    b"slabs automove 3\r\n",
+    b"slabs automove x\r\n",
+    b"slabs automove -1\r\n",
+    b"slabs automove 1 noreply\r\n",
+    b"slabs automove ratio\r\n",
+    b"slabs automove ratio 0.5\r\n",
+    b"slabs automove ratio x\r\n",
+    b"slabs foo bar\r\n",
+    b"lru\r\n",
+    b"lru tune\r\n",
+    b"lru tune 10 20 0.5 2.0\r\n",
+    b"lru tune 50 40 0.5 2.0\r\n",
+    b"lru tune 10 20 0 2.0\r\n",
+    b"lru tune 10 20 0.5 -1\r\n",
+    b"lru tune 10 20 x 2.0\r\n",
+    b"lru tune -1 20 0.5 2.0\r\n",
+    b"lru tune 10 20 0.5 2.0 noreply\r\n",
+    b"lru mode\r\n",
+    b"lru mode flat\r\n",
+    b"lru mode segmented\r\n",
+    b"lru mode foo\r\n",
+    b"lru temp_ttl 30\r\n",
+    b"lru temp_ttl -1\r\n",
+    b"lru temp_ttl x\r\n",
+    b"lru foo bar\r\n",
+    b"cache_memlimit\r\n",
+    b"cache_memlimit 7\r\n",
+    b"cache_memlimit 8\r\n",
+    b"cache_memlimit 32\r\n",
+    b"cache_memlimit 1000000001\r\n",
+    b"cache_memlimit x\r\n",
+    b"cache_memlimit -5\r\n",
+    b"cache_memlimit 32 noreply\r\n",
+    b"cache_memlimit 32 33 34\r\n",
+]
+
+# Not lru_crawler: memcached's "disable" stops its thread asynchronously,
+# so what its stats settings say right after depends on timing.
+SETTINGS_SHOWN = [b"maxbytes", b"slab_reassign", b"slab_automove",
+                  b"lru_crawler_sleep", b"lru_crawler_tocrawl",
+                  b"lru_segmented", b"hot_lru_pct", b"warm_lru_pct",
+                  b"hot_max_factor", b"warm_max_factor", b"temp_lru",
+                  b"temporary_ttl"]
+
+
+def settings_after(program, args, cmds):
+    srv = Server(args, program=program)
+    c = Client(srv)
+    for cmd in cmds:
+        ask(c, cmd)
+    st = c.stats(b"settings")
+    general = c.stats()
+    srv.stop()
+    keep = {k.decode(): st.get(k.decode()) for k in SETTINGS_SHOWN}
+    keep["limit_maxbytes"] = general.get("limit_maxbytes")
+    keep["lru_crawler"] = st.get("lru_crawler")
+    return keep
+
+
+def test_truncation_refused(t):
+    """memcached stores 99999999999 truncated to 32 bits; here, as for
+    every number (proto_text.c), it is a bad number."""
+    srv = Server([])
+    t.eq("tocrawl beyond 32 bits", ask(Client(srv),
+                                       b"lru_crawler tocrawl 99999999999\r\n"),
+         b"CLIENT_ERROR bad command line format\r\n")
+    srv.stop()
+
+
+def test_settings_follow(t):
+    cmds = [b"lru_crawler sleep 77\r\n", b"lru_crawler tocrawl 9\r\n",
+            b"lru_crawler disable\r\n", b"slabs automove 2\r\n",
+            b"lru tune 11 22 0.33 3.5\r\n", b"lru mode flat\r\n",
+            b"lru temp_ttl 45\r\n", b"cache_memlimit 40\r\n"]
+    ours = settings_after(None, [], cmds)
+    ref = settings_after(REFERENCE, REF_ARGS, cmds)
+    for k in ref:
+        if k != "lru_crawler":
+            t.eq("stats settings %s after the commands as memcached" % k,
+                 ours.get(k), ref[k])
+    t.eq("stats settings lru_crawler after disable", ours["lru_crawler"],
+         "no")
+
+
+def test_flags_change_replies(t):
+    compare(t, "-o no_slab_reassign", [b"slabs reassign 1 2\r\n"],
+            ["-o", "no_slab_reassign"])
+    compare(t, "-X", [b"lru_crawler metadump all\r\n",
+                      b"lru_crawler crawl all\r\n"], ["-X"])
+    compare(t, "-o no_lru_crawler", [b"lru_crawler metadump all\r\n",
+                                     b"lru_crawler crawl 1\r\n",
+                                     b"lru_crawler enable\r\n",
+                                     b"lru_crawler enable\r\n"],
+            ["-o", "no_lru_crawler"])
+    compare(t, "-o no_lru_maintainer", [b"lru mode flat\r\n",
+                                        b"lru temp_ttl 5\r\n",
+                                        b"lru tune 10 20 0.5 2.0\r\n"],
+            ["-o", "no_lru_maintainer"])
+
+
+def bytes_session(program, args):
+    srv = Server(args, program=program)
+    c = Client(srv)
+    out = []
+    for cmd in (b"set a 0 0 1\r\nx\r\n", b"set bb 7 0 10\r\n0123456789\r\n",
+                b"append a 0 0 2\r\nyz\r\n", b"incr n 1\r\n",
+                b"set n 0 0 2\r\n10\r\n", b"incr n 95\r\n",
+                b"delete bb\r\n"):
+        ask(c, cmd)
+        out.append(c.stats().get("bytes"))
+    srv.stop()
+    return out
+
+
+def test_bytes(t):
+    for args in ([], ["-C"]):
+        t.eq("bytes after each step %s as memcached" % args,
+             bytes_session(None, args),
+             bytes_session(REFERENCE, REF_ARGS + args))
+
+
+def page_move(program, args):
+    """Fills class 1 over three pages, moves one to class 5, then one of
+    5's to the pool: what memcached reports at each step."""
+    srv = Server(args + ["-m", "16"], program=program)
+    c = Client(srv)
+    val = b"x" * 10
+    for i in range(30000):
+        c.send(b"set k%d 0 0 %d noreply\r\n%s\r\n" % (i, len(val), val))
+    out = [ask(c, b"version\r\n"), ask(c, b"slabs reassign 1 5\r\n")]
+    st = {}
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        st = c.stats()
+        if st.get("slab_reassign_running") == "0" and \
+                st.get("slabs_moved") == "1":
+            break
+        time.sleep(0.05)
+    keys = ("slab_reassign_rescues", "slab_reassign_evictions_nomem",
+            "slab_reassign_inline_reclaim", "slabs_moved", "curr_items",
+            "slab_global_page_pool", "evictions")
+    out.append({k: st.get(k) for k in keys})
+    sl = c.stats(b"slabs")
+    out.append({k: v for k, v in sl.items()
+                if k.split(":")[-1] in ("total_pages", "used_chunks",
+                                        "free_chunks")})
+    missing = 0
+    for i in range(30000):
+        c.send(b"mg k%d v\r\n" % i)
+        ln = c.line()
+        if ln.startswith(b"VA"):
+            c.line()
+        else:
+            missing += 1
+    out.append(missing)
+    out.append(ask(c, b"slabs reassign 5 0\r\n"))
+    out.append(ask(c, b"slabs reassign 1 5\r\n"))
+    srv.stop()
+    return out
+
+
+def test_page_move(t):
+    ours = page_move(None, [])
+    ref = page_move(REFERENCE, REF_ARGS)
+    for i, (a, b) in enumerate(zip(ours, ref)):
+        t.eq("page move step %d as memcached" % i, a, b)
+
+
+def test_metadump_many(t):
+    """Hundreds of items over several classes: the same lines (order
+    within a class aside, memcached crawls classes side by side)."""
+    dumps = []
+    for program, args in ((None, []), (REFERENCE, REF_ARGS)):
+        srv = Server(args, program=program)
+        c = Client(srv)
+        for i in range(600):
+            v = b"v" * (i % 300)
+            c.send(b"set key:%d %d %d %d noreply\r\n%s\r\n"
+                   % (i, i % 3, 0 if i % 2 else 1000, len(v), v))
+        ask(c, b"version\r\n")
+        dump = ask(c, b"lru_crawler metadump all\r\n")
+        dumps.append(sorted(mask(re.sub(rb" cls=\d+", b"", dump)).split(
+            b"\n")))
+        srv.stop()
+    t.eq("metadump of 600 items: as many lines", len(dumps[0]),
+         len(dumps[1]))
+    t.eq("metadump of 600 items as memcached (cls masked)", dumps[0],
+         dumps[1])
+
+
+REFUSED = [
+    ["-o", "ssl_verify_mode=5"], ["-o", "ssl_verify_mode=x"],
+    ["-o", "ssl_verify_mode"], ["-o", "ssl_min_version=9"],
+    ["-o", "ssl_keyformat=x"], ["-o", "ssl_wbuf_size=-1"],
+    ["-o", "ssl_ciphers"], ["-o", "ssl_chain_cert"], ["-o", "ssl_key"],
+    ["-o", "ssl_ca_cert"], ["-o", "ext_page_size=x"], ["-o", "ext_page_size"],
+    ["-o", "ext_threads=x"], ["-o", "ext_io_depth=x"],
+    ["-o", "ext_item_size=x"], ["-o", "ext_item_age=x"],
+    ["-o", "ext_low_ttl=x"], ["-o", "ext_recache_rate=x"],
+    ["-o", "ext_wbuf_size=x"], ["-o", "ext_compact_under=x"],
+    ["-o", "ext_drop_under=x"], ["-o", "ext_max_sleep=x"],
+    ["-o", "ext_max_frag=x"], ["-o", "ext_max_frag"], ["-o", "ext_path"],
+    ["-o", "ext_path=/nonexistent/f"], ["-o", "ext_path=/nonexistent/f:64m:x"],
+    ["-o", "ext_path=/nonexistent/f:64m:compact"],
+    ["-o", "ext_path=/nonexistent/f:64m,ext_page_size=8"],
+    ["-o", "ext_path=/nonexistent/f:64m", "-U", "5555"],
+    ["-o", "ext_path=/nonexistent/f:64m", "-I", "8m", "-m", "64"],
+    ["-o", "slab_automove_freeratio=x"], ["-o", "slab_automove_freeratio"],
+    ["-o", "ext_foo=1"], ["-N", "0"], ["-N", "x"], ["-N", "8", "-t", "4"],
+]
+ACCEPTED = [
+    ["-o", "ssl_min_version=3"], ["-o", "ssl_session_cache"],
+    ["-o", "ssl_kernel_tls"], ["-o", "ssl_keyformat=1,ssl_verify_mode=2"],
+    ["-o", "ext_drop_unread,ext_item_size=100,ext_max_frag=0.5"],
+    ["-o", "no_hashexpand"], ["-o", "sock_cookie_id=5"],
+    ["-o", "slab_automove_freeratio=0.1"], ["-N", "2"], ["-r"], ["-k"],
+    ["-W"], ["-o", "slab_reassign,slab_automove=2"],
+]
+
+
+def run_flags(program, args):
+    r = subprocess.run([program] + root_args() + ["-p", "0", "-U", "0",
+                                                  "-l", "127.0.0.1"] + args,
+                       capture_output=True, timeout=10)
+    return r.returncode, r.stderr.split(b"\n")[0]
+
+
+def test_flags(t):
+    for args in REFUSED:
+        rc, msg = run_flags(SERVER, args)
+        ref_rc, ref_msg = run_flags(REFERENCE, args)
+        t.eq("%s refused with memcached's message" % args, msg, ref_msg)
+        t.eq("%s exits 64" % args, rc, 64)
+        t.check("memcached refuses %s too" % args, ref_rc in (1, 64), ref_rc)
+    for args in ACCEPTED:
+        srv = Server(args + ["-t", "4"])
+        t.eq("%s accepted" % args, ask(Client(srv), b"version\r\n"),
+             b"VERSION 1.6.18\r\n")
+        srv.stop()
+    for args, why in ((["-Z"], b"This server is not built with TLS support."),
+                      (["-e", "/tmp/x"], b"-e (a memory file")):
+        rc, msg = run_flags(SERVER, args)
+        t.eq("%s refused" % args, rc, 64)
+        t.check("%s says why" % args, msg.startswith(why), msg)
+
+
+def test_help_lists_memcached_options(t):
+    """Every option of memcached 1.6.18's -h is in ours (-S and -Y are the
+    authentication work's)."""
+    ref = subprocess.run([REFERENCE, "-h"], capture_output=True).stdout
+    ours = subprocess.run([SERVER, "-h"], capture_output=True).stdout
+    shorts = set(re.findall(rb"^-(\w)[, ]", ref, re.M)) - {b"S", b"Y"}
+    subs = set(re.findall(rb"^   - (\w+):", ref, re.M))
+    for o in sorted(shorts):
+        t.check("-h lists -%s" % o.decode(),
+                re.search(rb"^-%s[, ]" % o, ours, re.M), o)
+    for o in sorted(subs):
+        t.check("-h lists -o %s" % o.decode(), re.search(rb"\b%s\b" % o, ours),
+                o)
+
+
+def main():
+    t = Tally("proto_admin")
+    if not t.check("reference memcached installed",
+                   os.access(REFERENCE, os.X_OK)):
+        t.finish()
+    t.run(compare, "lru_crawler", CRAWLER)
+    t.run(compare, "slabs, lru, cache_memlimit", SLABS_LRU)
+    t.run(compare, "-L", [b"cache_memlimit 32\r\n"], ["-L"])
+    t.run(test_truncation_refused)
+    t.run(test_settings_follow)
+    t.run(test_flags_change_replies)
+    t.run(test_bytes)
+    t.run(test_page_move)
+    t.run(test_metadump_many)
+    t.run(test_flags)
+    t.run(test_help_lists_memcached_options)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
