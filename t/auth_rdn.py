@@ -14,7 +14,6 @@ which hands out table keys to anyone, is refused with -Y.
 """
 import errno
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -296,14 +295,9 @@ def test_no_auth(t, d):
 def main():
     t = mctest.Tally("auth_rdn")
     Nicd(threads=2)
-    d = tempfile.mkdtemp(prefix="rdn-auth-")
-    try:
-        t.run(test_ascii_auth, d)
-        t.run(test_sasl, d)
-        t.run(test_resume, d)
-        t.run(test_no_auth, d)
-    finally:
-        shutil.rmtree(d, True)
+    with tempfile.TemporaryDirectory(prefix="rdn-auth-") as d:
+        for fn in (test_ascii_auth, test_sasl, test_resume, test_no_auth):
+            t.run(fn, d)
     t.finish()
 
 
