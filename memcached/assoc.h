@@ -42,7 +42,7 @@
  * race yields is a torn item (stamp 0 for the tombstone), never a WRITE the
  * NIC rejects.
  *
- * Growth: when the table is 90% full, or an insert finds no displacement
+ * Growth: when the table is 85% full, or an insert finds no displacement
  * path, a table twice as large is built: the new table becomes the one
  * inserts go to (generation + 1), a background thread migrates the old
  * table's buckets in small batches (and every insert migrates two first,
@@ -92,7 +92,10 @@
 #define ASSOC_MAX_HASHPOWER     40
 #define ASSOC_KH_HASHPOWER      64 /* assoc_keyhash()'s bucket width */
 #define ASSOC_STASH_SLOTS       64
-#define ASSOC_EXPAND_PERCENT    90 /* load that triggers a growth */
+/* Load that triggers a growth: two-slot buckets place about 89% before an
+ * insert finds no displacement path, so the background growth starts
+ * before inserts would have to grow the table themselves. */
+#define ASSOC_EXPAND_PERCENT 85
 
 /* Hashes a key for every assoc_* call (rdn_keyhash at 64 bits). */
 void assoc_keyhash(const char *key, size_t nkey, struct rdn_keyhash *kh);

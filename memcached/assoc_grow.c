@@ -216,7 +216,7 @@ static bool growth_due(const struct table *t)
 }
 
 /*
- * The background half of the 90% trigger: maps the larger table without
+ * The background half of the load trigger: maps the larger table without
  * holding wlock (it can be big), then switches unless a writer grew the
  * table meanwhile. A request made before a synchronous growth (or before
  * deletes) is dropped when the current table is no longer that full.

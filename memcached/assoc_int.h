@@ -210,7 +210,8 @@ void assoc_grow_assist(void);
  */
 int assoc_grow_now(void);
 
-/* After an insert: asks the migration thread for a growth at 90% load. */
+/* After an insert: asks the migration thread for a growth at
+ * ASSOC_EXPAND_PERCENT load. */
 void assoc_check_load(void);
 
 /* The migration thread's body (started by assoc_init()). */

@@ -33,7 +33,7 @@
 #include "memcached/persist.h"
 
 #define PERSIST_MAGIC   UINT64_C(0x314253434d4e4452) /* "RDNMCSB1" */
-#define PERSIST_VERSION 2
+#define PERSIST_VERSION 3
 
 /* Everything the memory's meaning depends on. */
 struct persist_geo {

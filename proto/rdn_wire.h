@@ -31,11 +31,11 @@
  *
  * One GET: the client SENDs a struct rdn_get_req on its QP. The server's
  * pre-posted receive scatters its fields straight into the WQEs of the
- * chain (bucket addresses into two READs, the compare operands into eight
- * CASes, the request id into the closing WRITE_IMM). The chain reads both
- * candidate buckets; a slot whose match word equals the compare operand
- * becomes an RDMA WRITE of the whole item into the response slot the
- * request uses; then one WRITE_IMM writes the server's generation word
+ * chain (bucket addresses into two READs, the compare operands into the
+ * CASes, one per slot, the request id into the closing WRITE_IMM). The
+ * chain reads both candidate buckets; a slot whose match word equals the
+ * compare operand becomes an RDMA WRITE of the whole item into the response
+ * slot the request uses; then one WRITE_IMM writes the server's generation word
  * into the slot header and carries the request id. So every request ends
  * with exactly one receive completion at the client, hit or miss.
  *
@@ -55,7 +55,7 @@
 #include "proto/table.h"
 
 #define RDN_WIRE_MAGIC   0x314e4452u /* "RDN1" as little-endian bytes */
-#define RDN_WIRE_VERSION 2
+#define RDN_WIRE_VERSION 3
 #define RDN_WIRE_MAX_MSG (64 * 1024) /* largest payload accepted */
 #define RDN_QP_ADDR_LEN  32          /* struct rnic_addr */
 
@@ -173,7 +173,7 @@ _Static_assert(sizeof(struct rdn_resume) == 16, "rdn_resume is 16 B");
 
 /* ---- one GET ---------------------------------------------------------- */
 
-#define RDN_REQ_CMP 8 /* compare operands: one per slot of both buckets */
+#define RDN_REQ_CMP (2 * RDN_BUCKET_SLOTS) /* one per slot of both buckets */
 
 /*
  * The SEND of one GET. Big-endian fields are copied by the server NIC into
@@ -187,7 +187,7 @@ struct rdn_get_req {
     be32 req_id;               /* the WRITE_IMM's immediate */
 } __attribute__((packed));
 
-_Static_assert(sizeof(struct rdn_get_req) == 84, "rdn_get_req is 84 B");
+_Static_assert(sizeof(struct rdn_get_req) == 52, "rdn_get_req is 52 B");
 
 /*
  * Response slot: the generation word, then (on a hit) the item. Before

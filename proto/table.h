@@ -37,7 +37,7 @@
 
 #include "proto/mlx5.h"
 
-#define RDN_BUCKET_SLOTS 4
+#define RDN_BUCKET_SLOTS 2
 #define RDN_SLOT_DS      3 /* response WQE: ctrl + raddr + data segments */
 #define RDN_FP_BITS      48
 #define RDN_FP_MASK      ((UINT64_C(1) << RDN_FP_BITS) - 1)
@@ -52,7 +52,7 @@ struct rdn_bucket {
 };
 
 _Static_assert(sizeof(struct rdn_slot) == 24, "slot is 24 B");
-_Static_assert(sizeof(struct rdn_bucket) == 96, "bucket is 96 B");
+_Static_assert(sizeof(struct rdn_bucket) == 48, "bucket is 48 B");
 
 /* The match word a slot holds for fingerprint fp (0 = empty slot). */
 static inline uint64_t rdn_slot_match(uint64_t fp)

@@ -7,6 +7,9 @@ TESTS += t/test_offload_chain
 t_test_offload_chain_SOURCES = t/test_offload_chain.c $(TESTUTIL)
 t_test_offload_chain_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 t_test_offload_chain_LDADD = $(OFLTABLE_LIBS) $(CHECK_LIBS)
+# The same under strict prefetch (a NIC that fetches WQEs ahead).
+TESTS += t/offload_chain_strict.sh
+dist_check_SCRIPTS += t/offload_chain_strict.sh
 
 # End-to-end: memcached --rdn-port, a private rdn-nicd and RDMA clients
 # (t/offload_driver) in separate processes.

@@ -389,6 +389,9 @@ static void bare_send(struct bare *b, const void *p, uint32_t len)
     uint8_t *slot = ofl_client_slot(&b->nic, b->nic.sent);
     struct rnic_sge s;
 
+    if (len > b->nic.reqs.len)
+        exit(2); /* the send must come from registered memory */
+
     memset(slot, 0, RDN_RESP_ITEM_OFF + sizeof(struct rdn_item));
     ((struct rdn_item *)(slot + RDN_RESP_ITEM_OFF))->stamp = RDN_RESP_UNTOUCHED;
 
@@ -460,7 +463,7 @@ static int hostile(const char *kind)
         r.bucket_addr[1] = cpu_to_be64(b.geo.table_addr + (UINT64_C(1) << 40));
         bare_send(&b, &r, sizeof(r));
     } else if (strcmp(kind, "oversize") == 0) {
-        bare_send(&b, junk, sizeof(junk));
+        bare_send(&b, junk, 2 * sizeof(r)); /* twice what a receive takes */
     } else if (strcmp(kind, "short") == 0) {
         bare_send(&b, &r, 8);
     } else if (strcmp(kind, "stalegen") == 0) {

@@ -153,7 +153,7 @@ static uint64_t check_table(const void *buckets, uint64_t nbuckets,
     expected_match(0, empty);
     for (uint64_t b = 0; b < nbuckets; b++)
         for (int s = 0; s < RDN_BUCKET_SLOTS; s++) {
-            const uint8_t *slot = base + b * 96 + s * 24;
+            const uint8_t *slot = base + b * sizeof(struct rdn_bucket) + s * 24;
             struct rdn_item *it;
             struct rdn_keyhash kh;
 
@@ -184,7 +184,7 @@ static void wait_stable(struct assoc_info *info)
 
     for (int i = 0; i < 5000; i++) {
         assoc_get_info(info);
-        /* The 90% trigger asks the migration thread asynchronously: "not
+        /* The load trigger asks the migration thread asynchronously: "not
          * expanding" alone may be seen just before a due growth starts. */
         if (!info->expanding && assoc_count() * 100 < info->nbuckets *
                                                           RDN_BUCKET_SLOTS *
@@ -315,7 +315,8 @@ START_TEST(test_descriptor_bytes)
         uint64_t bucket = (b ? kh.bucket2 : kh.bucket1) & 255;
 
         for (int s = 0; s < RDN_BUCKET_SLOTS; s++) {
-            const uint8_t *p = (uint8_t *)info.buckets + bucket * 96 + s * 24;
+            const uint8_t *p = (uint8_t *)info.buckets +
+                               bucket * sizeof(struct rdn_bucket) + s * 24;
 
             if (be64_at(p + 16) == addr)
                 slot = p;
@@ -364,7 +365,7 @@ END_TEST
 
 /* ---- what a racing NIC READ can see ---------------------------------- */
 
-#define RACE_HP    3
+#define RACE_HP    4
 #define RACE_WORDS ((1u << RACE_HP) * RDN_BUCKET_SLOTS * 3)
 #define RACE_LKEY  0x0badcafeu
 
@@ -432,7 +433,7 @@ static void check_mixes(const uint64_t *pre, const uint64_t *post,
  */
 START_TEST(test_racing_read_never_faults)
 {
-    enum { N = 28 };
+    enum { N = (1 << RACE_HP) * RDN_BUCKET_SLOTS * 13 / 16 };
     struct rdn_item *items[N];
     uint64_t pre[RACE_WORDS], post[RACE_WORDS];
     struct assoc_info info;
@@ -455,7 +456,7 @@ START_TEST(test_racing_read_never_faults)
         key_name(key, "race", i % N);
         snprintf(val, sizeof(val), "%0*u", (int)(i * 7 % 40), i);
         memcpy(pre, info.buckets, sizeof(pre));
-        if (i < N) { /* fills the table to 87%: displacements */
+        if (i < N) { /* fills the table to 81%: displacements */
             items[i] = arena_item(key, val);
             REQUIRE(insert_item(items[i]) == 0);
         } else if (i < 2 * N) {
@@ -513,9 +514,10 @@ static int find_keys(const char *prefix, unsigned hp, uint64_t b1, int64_t b2,
 START_TEST(test_displacement_path)
 {
     enum { HP = 6 };
-    char kx[4][64], ky[4][64];
+    enum { S = RDN_BUCKET_SLOTS };
+    char kx[S][64], ky[S][64];
     struct rdn_keyhash kh;
-    struct rdn_item *k, *rx[4], *ry[4];
+    struct rdn_item *k, *rx[S], *ry[S];
     struct assoc_info info;
     uint64_t x, y;
 
@@ -523,9 +525,9 @@ START_TEST(test_displacement_path)
     assoc_keyhash("the-key", 7, &kh);
     x = kh.bucket1 & 63;
     y = kh.bucket2 & 63;
-    ck_assert_int_eq(find_keys("x", HP, x, -1, (int64_t)y, 4, kx), 4);
-    ck_assert_int_eq(find_keys("y", HP, y, -1, (int64_t)x, 4, ky), 4);
-    for (int i = 0; i < 4; i++) {
+    ck_assert_int_eq(find_keys("x", HP, x, -1, (int64_t)y, S, kx), S);
+    ck_assert_int_eq(find_keys("y", HP, y, -1, (int64_t)x, S, ky), S);
+    for (int i = 0; i < S; i++) {
         rx[i] = item_new(kx[i], "x");
         ry[i] = item_new(ky[i], "y");
         REQUIRE(insert_item(rx[i]) == 0);
@@ -538,24 +540,24 @@ START_TEST(test_displacement_path)
     ck_assert_int_eq(assoc_stat("assoc_stash_items"), 0);
     ck_assert_int_eq(assoc_stat("assoc_expansions"), 0);
     ck_assert_ptr_eq(find_key("the-key"), k);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < S; i++) {
         REQUIRE(find_key(kx[i]) == rx[i]);
         REQUIRE(find_key(ky[i]) == ry[i]);
     }
     assoc_get_info(&info);
-    ck_assert_uint_eq(check_table(info.buckets, info.nbuckets, 0), 9);
+    ck_assert_uint_eq(check_table(info.buckets, info.nbuckets, 0), 2 * S + 1);
     assoc_stop();
 }
 END_TEST
 
 /*
- * A table filled to 85% with random keys: displacement paths are needed
- * and found, no growth happens (below the 90% trigger), every key stays in
- * one of its buckets.
+ * A table filled to 80% with random keys (two-slot buckets place about
+ * 85% before an insert finds no path): displacement paths are needed and
+ * found, no growth happens, every key stays in one of its buckets.
  */
 START_TEST(test_high_load)
 {
-    enum { HP = 10, N = (1 << HP) * 4 * 85 / 100 };
+    enum { HP = 10, N = (1 << HP) * RDN_BUCKET_SLOTS * 80 / 100 };
     static struct rdn_item *items[N];
     char key[64];
     struct assoc_info info;
@@ -581,13 +583,15 @@ START_TEST(test_high_load)
 END_TEST
 
 /*
- * Nine keys with one forged key hash (same fingerprint, same buckets):
- * the full key comparison tells them apart; eight fill the two buckets and
- * the ninth, which no displacement can place, goes to the stash.
+ * 2 * RDN_BUCKET_SLOTS + 1 keys with one forged key hash (same
+ * fingerprint, same buckets): the full key comparison tells them apart;
+ * all but the last fill the two buckets and the last, which no
+ * displacement can place, goes to the stash.
  */
 START_TEST(test_fingerprint_collisions)
 {
-    enum { N = 9 };
+    enum { N = 2 * RDN_BUCKET_SLOTS + 1 };
+    char last[64];
     struct rdn_item *items[N], *repl;
     struct rdn_keyhash kh = {.fp = 0xabcdef123456, .lock32 = 7};
     char key[64];
@@ -606,15 +610,17 @@ START_TEST(test_fingerprint_collisions)
         key_name(key, "coll", (unsigned)i);
         REQUIRE(assoc_find(key, strlen(key), &kh) == items[i]);
     }
-    ck_assert_ptr_null(assoc_find("coll:9", 6, &kh));
+    key_name(key, "coll", N);
+    ck_assert_ptr_null(assoc_find(key, strlen(key), &kh));
     ck_assert_ptr_null(assoc_find("coll", 4, &kh));
     /* the stashed one (the last) can be replaced and deleted */
-    repl = item_new("coll:8", "replaced");
-    ck_assert_int_eq(assoc_replace(items[8], repl, &kh), 0);
-    ck_assert_ptr_eq(assoc_find("coll:8", 6, &kh), repl);
+    key_name(last, "coll", N - 1);
+    repl = item_new(last, "replaced");
+    ck_assert_int_eq(assoc_replace(items[N - 1], repl, &kh), 0);
+    ck_assert_ptr_eq(assoc_find(last, strlen(last), &kh), repl);
     ck_assert_int_eq(assoc_delete(repl, &kh), 0);
     ck_assert_int_eq(assoc_stat("assoc_stash_items"), 0);
-    ck_assert_ptr_null(assoc_find("coll:8", 6, &kh));
+    ck_assert_ptr_null(assoc_find(last, strlen(last), &kh));
     ck_assert_int_eq(assoc_delete(items[3], &kh), 0);
     for (int i = 0; i < N - 1; i++) {
         key_name(key, "coll", (unsigned)i);
@@ -627,12 +633,13 @@ START_TEST(test_fingerprint_collisions)
 END_TEST
 
 /*
- * Real keys that share both buckets in a 64-bucket table: the ninth is
- * stashed; a growth separates them and empties the stash.
+ * Real keys that share both buckets in a 64-bucket table: the one beyond
+ * both buckets' slots is stashed; a growth separates them and empties the
+ * stash.
  */
 START_TEST(test_stash_drains_on_growth)
 {
-    enum { N = 9 };
+    enum { N = 2 * RDN_BUCKET_SLOTS + 1 };
     char keys[N][64];
     struct rdn_item *items[N];
     struct rdn_keyhash kh;
@@ -687,7 +694,7 @@ static void log_switch(void *ctx, const struct assoc_info *info)
 
 START_TEST(test_expand_generation)
 {
-    enum { N = 500 };
+    enum { N = 256 * RDN_BUCKET_SLOTS / 4 }; /* a quarter full */
     static struct rdn_item *items[N];
     struct switch_log log = {0};
     struct assoc_info info;
@@ -718,7 +725,7 @@ START_TEST(test_expand_generation)
     ck_assert_uint_eq(info.hashpower, 9);
     ck_assert_uint_eq(info.nbuckets, 512);
     ck_assert_int_eq(assoc_stat("hash_power_level"), 9);
-    ck_assert_int_eq(assoc_stat("hash_bytes"), 512 * 96);
+    ck_assert_int_eq(assoc_stat("hash_bytes"), 512 * sizeof(struct rdn_bucket));
     ck_assert_int_eq(assoc_stat("hash_is_expanding"), 0);
     ck_assert_int_eq(assoc_stat("assoc_generation"), 2);
     ck_assert_int_eq(assoc_stat("assoc_expansions"), 1);
@@ -751,7 +758,7 @@ START_TEST(test_automatic_growth)
         REQUIRE(find_key(key) == items[i]);
     }
     wait_stable(&info);
-    ck_assert_uint_ge(info.hashpower, 13); /* 30000 / 4 slots / 90% */
+    ck_assert_uint_ge(info.hashpower, 14); /* 30000 / 2 slots / 85% */
     ck_assert_uint_eq(info.generation % 2, 0);
     ck_assert_uint_eq(info.generation,
                       2 * (uint64_t)assoc_stat("assoc_expansions"));
@@ -765,7 +772,7 @@ END_TEST
 /* Deletes and replaces while the old table is being migrated. */
 START_TEST(test_mutations_during_migration)
 {
-    enum { N = 20000 };
+    enum { N = (1 << 13) * RDN_BUCKET_SLOTS * 6 / 10 };
     static struct rdn_item *items[N];
     char key[64];
     struct assoc_info info;
@@ -952,7 +959,8 @@ START_TEST(test_table_hooks)
 
     ck_assert_int_eq(assoc_init(5, &hooks), 0);
     ck_assert_int_eq(load_seq_cst(&maps), 1);
-    ck_assert_uint_eq(load_seq_cst(&mapped_bytes), 32 * 96);
+    ck_assert_uint_eq(load_seq_cst(&mapped_bytes),
+                      32 * sizeof(struct rdn_bucket));
     ck_assert_int_eq(assoc_expand(true), 0);
     ck_assert_int_eq(assoc_expand(true), 0);
     wait_stable(&info);

@@ -458,7 +458,7 @@ START_TEST(test_table_record_corrupt_refused)
     struct persist_sb *s = (struct persist_sb *)meta_mem;
 
     previous_process(fill);
-    s->table[s->table_seq & 1].buckets += 96;
+    s->table[s->table_seq & 1].buckets += sizeof(struct rdn_bucket);
     storage_up(true, &res);
     assert_refused(&res, "table record");
 }

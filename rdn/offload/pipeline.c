@@ -51,7 +51,7 @@ _Static_assert(2 * RDN_BUCKET_SLOTS <= CHAIN_MAX_SGE, "READ scatter list");
 /*
  * The WAIT + SEND_EN pairs of a worker unit, each with its lap counter:
  * the head (the request arrived: run this unit), the middle (bucket 1's
- * CASes are done: release its four response WQEs) and the tail (all CASes
+ * CASes are done: release its response WQEs) and the tail (all CASes
  * are done: release the rest of the response unit). A pair per slot would
  * release the first WQE sooner, but its patch WQEs cost more than that
  * gains: the worker and the response queue share the NIC's time.
@@ -144,7 +144,7 @@ static int post_resp(struct ofl_pipe *p, uint32_t i, unsigned cas_flags,
     return 0;
 }
 
-/* Points the READ's scatter list at four response WQEs: each slot's match
+/* Points the READ's scatter list at a bucket's response WQEs: each slot's match
  * word onto a ctrl word, its descriptor onto the data segment. */
 static int set_scatter(const struct chain_wqe *read,
                        const struct chain_wqe *resp)
@@ -167,7 +167,7 @@ static int set_scatter(const struct chain_wqe *read,
 }
 
 /*
- * Posts the CASes of bucket b's four response WQEs (with fence, the first
+ * Posts the CASes of bucket b's response WQEs (with fence, the first
  * one waits until the READs posted before it landed) and points that
  * bucket's READ at the response WQEs it fills.
  */
@@ -254,7 +254,7 @@ static int post_release(struct ofl_pipe *p, const struct chain_wqe *after,
 }
 
 /*
- * Searches both buckets at once: both READs in flight, all eight CASes
+ * Searches both buckets at once: both READs in flight, all four CASes
  * issued (the first waits for both READs), then bucket 1's WQEs released
  * once its CASes completed, while bucket 2's may still be in flight.
  */
@@ -312,7 +312,8 @@ static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
     uint32_t next = w_base + (i + 1) * OFL_W_UNIT + OFL_HEAD;
     uint32_t r0 = r_base + i * OFL_RESP_UNIT;
     /* Per lap: the receive CQ gets iters completions and the worker's CQ
-     * eight CASes per unit; each ring moves by its size. */
+     * one CAS per slot (OFL_RESP_WQES) per unit; each ring moves by its
+     * size. */
     const uint64_t head_inc = chain_lap_counter(iters, iters * OFL_W_UNIT);
     const uint64_t resp_inc =
         chain_lap_counter(iters * OFL_RESP_WQES, iters * OFL_RESP_UNIT);
@@ -395,8 +396,8 @@ static int build_lap(struct ofl_pipe *p)
         if (rc == 0)
             init_counters(p, i, &u);
     }
-    /* The indexes above assume exactly one lap per ring and eight
-     * completions per worker unit. */
+    /* The indexes above assume exactly one lap per ring and
+     * OFL_RESP_WQES completions per worker unit. */
     if (rc == 0 && (p->w.pi - w_base != p->w.sq.wqebb_cnt ||
                     p->resp.pi - r_base != p->resp.sq.wqebb_cnt ||
                     p->w.scq->count - cq0 != p->cfg.iters * OFL_RESP_WQES))

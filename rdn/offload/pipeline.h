@@ -11,7 +11,7 @@
  *         serves no inbound RDMA, so a client reaches no server memory:
  *         it can only make the NIC run what the server posted). Its
  *         receives scatter each GET request (proto/rdn_wire.h) into the
- *         chain; its send queue holds, per GET, eight response WQEs (one
+ *         chain; its send queue holds, per GET, four response WQEs (one
  *         per slot of both buckets, NOP unless a CAS turned it into a WRITE
  *         of the item), one WRITE_IMM that writes the generation word and
  *         carries the request id, and a NOP that pads the unit.
@@ -19,20 +19,20 @@
  *         of its ring serves iteration k = lap * iters + i:
  *
  *     WAIT(resp recv CQ >= k+1)  SEND_EN(w: unit i, head of unit i+1)
- *     READ bucket 1 -> match words onto resp[0..3]'s ctrl words,
+ *     READ bucket 1 -> match words onto resp[0..1]'s ctrl words,
  *                      descriptors onto their data segments
- *     READ bucket 2 -> resp[4..7]
- *     CAS resp[0..7].ctrl (the first FENCEd: after both READs landed):
+ *     READ bucket 2 -> resp[2..3]
+ *     CAS resp[0..3].ctrl (the first FENCEd: after both READs landed):
  *         compare = the request's match word, swap = a real WRITE
- *     WAIT(w CQ: CAS 3)  SEND_EN(resp: bucket 1's four WQEs)
- *     WAIT(w CQ: CAS 7)  SEND_EN(resp: the rest of unit i)
+ *     WAIT(w CQ: CAS 1)  SEND_EN(resp: bucket 1's two WQEs)
+ *     WAIT(w CQ: CAS 3)  SEND_EN(resp: the rest of unit i)
  *   (cfg.seq, the paper's RedN-Seq for experiments: READ bucket 1, its
  *   CASes, its release, and only then READ bucket 2 and its CASes.)
  *     FADD ctr_p for each WAIT + SEND_EN pair p (the head, the two above)
  *     READ ctr_head..ctr_tail -> every pair's WAIT and SEND_EN (FENCEd:
  *         after the FADDs)
  *     READ ctr_head -> resp's receive doorbell record
- *   (exactly 32 WQEBBs: no padding)
+ *   (26 WQEBBs, one NOP pads the unit to 32)
  *
  * Recycling. Both rings hold exactly one lap of `iters` units, so unit i
  * runs again one lap later. Everything a request changes is rewritten by
@@ -69,7 +69,7 @@
 
 #define OFL_RESP_WQES (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
 #define OFL_W_UNIT    32                     /* WQEBBs of a worker unit */
-#define OFL_RESP_UNIT 16                     /* WQEBBs of a response unit */
+#define OFL_RESP_UNIT 8                      /* WQEBBs of a response unit */
 /* Units per lap at most: the worker's ring is the larger one, and 32768
  * WQEBBs is ConnectX-5's and softnic's limit. */
 #define OFL_MAX_ITERS (32768 / OFL_W_UNIT)
