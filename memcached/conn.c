@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "memcached/conn.h"
+#include "memcached/auth.h"
+#include "memcached/auth_sasl.h"
 #include "memcached/proto_bin.h"
 #include "memcached/proto_bin_wire.h"
 #include "memcached/proto_text.h"
@@ -629,6 +631,7 @@ static void conn_close(struct conn *c)
         item_release(c->pend.it);
         c->pend.it = NULL;
     }
+    auth_sasl_free(&c->sasl);
     c->rstart = c->rend = 0;
     release_idle_memory(c);
     free(c->out.iov);
@@ -787,15 +790,21 @@ static bool long_line_allowed(const char *p, size_t n)
            (n - i >= 5 && memcmp(p + i, "gets ", 5) == 0);
 }
 
-/* Runs one binary request, if one is buffered. */
-static enum progress next_bin_command(struct conn *c)
+/* Runs one binary request, or with -Y the login command of a connection
+ * that has not logged in yet, if one is buffered. */
+static enum progress next_framed_command(struct conn *c)
 {
-    size_t used = 0;
+    char *buf = c->rbuf + c->rstart;
+    size_t avail = c->rend - c->rstart, used = 0;
+    enum bin_result r;
 
     c->noreply = false;
     set_state(c, CONN_PARSE_CMD);
-    switch (
-        proto_bin_process(c, c->rbuf + c->rstart, c->rend - c->rstart, &used)) {
+    if (c->proto == MC_PROTO_BINARY)
+        r = proto_bin_process(c, buf, avail, &used);
+    else
+        r = auth_ascii_process(c, buf, avail, &used);
+    switch (r) {
     case BIN_NEED_MORE:
         set_state(c, CONN_WAITING);
         return NEED_INPUT;
@@ -823,8 +832,9 @@ static enum progress next_command(struct conn *c)
             fprintf(stderr, "%d: Client using the %s protocol\n", c->fd,
                     bin ? "binary" : "ascii");
     }
-    if (c->proto == MC_PROTO_BINARY)
-        return next_bin_command(c);
+    if (c->proto == MC_PROTO_BINARY ||
+        (settings.auth_file && !c->authenticated))
+        return next_framed_command(c);
 
     char *start = c->rbuf + c->rstart;
     size_t avail = c->rend - c->rstart;

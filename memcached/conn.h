@@ -132,6 +132,13 @@ struct conn {
     bool close_after_write;
     enum conn_close_reason close_reason;
 
+    /* memcached/auth.h: whether the client logged in (-S, -Y), its SASL
+     * exchange, and with -Y the data bytes of the login command
+     * awaited (0: a command line is). */
+    bool authenticated;
+    struct auth_sasl *sasl;
+    size_t auth_data;
+
     uint32_t last_cmd_time;
     struct sockaddr_storage peer;
     socklen_t peerlen;

@@ -33,6 +33,8 @@
 
 #include "memcached/arena.h"
 #include "memcached/assoc.h"
+#include "memcached/auth.h"
+#include "memcached/auth_sasl.h"
 #include "memcached/compat_opts.h"
 #include "memcached/conn.h"
 #include "memcached/items.h"
@@ -121,7 +123,13 @@ static void usage(void)
         "-e, --memory-file=<file>  refused: the restartable cache here is "
         "the\n"
         "                          offload's (--rdn-port, "
-        "--rdn-keep-on-exit)\n" RDN_GLUE_USAGE
+        "--rdn-keep-on-exit)\n"
+        "%s"
+        "-Y, --auth-file=<file>    (EXPERIMENTAL) enable ASCII protocol "
+        "authentication. format:\n"
+        "                          user:pass\\nuser2:pass2\\n (also "
+        "required by the\n"
+        "                          --rdn-port handshake)\n" RDN_GLUE_USAGE
         "-o, --extended            comma separated list of extended options\n"
         "   - hashpower:           starting hash table size as a power of 2 "
         "(%d-%d,\n"
@@ -161,6 +169,13 @@ static void usage(void)
         "effect here\n"
         "                          (this server has no such machinery)\n"
         "%s",
+        /* memcached lists -S only when it has SASL */
+        auth_sasl_available()
+            ? "-S, --enable-sasl         turn on Sasl authentication (binary "
+              "protocol; also\n"
+              "                          required by the --rdn-port "
+              "handshake)\n"
+            : "",
         MIN_HASHPOWER, MAX_HASHPOWER, ASSOC_DEFAULT_HASHPOWER, compat_usage);
 }
 
@@ -509,6 +524,63 @@ static void check_chunk_max(void)
                     v, MC_SLAB_PAGE_SIZE);
 }
 
+/* One login's rule: it means protocol p unless -B said another (then
+ * exit with bad_proto), and no UDP (bad_udp). */
+static void auth_protocol(bool protocol_set, enum mc_protocol p,
+                          const char *bad_proto, const char *bad_udp)
+{
+    if (!protocol_set) {
+        settings.protocol = p;
+    } else if (settings.protocol != p) {
+        fprintf(stderr, "%s\n", bad_proto);
+        exit(MC_EXIT_USAGE);
+    }
+    if (settings.udpport) {
+        fprintf(stderr, "%s\n", bad_udp);
+        exit(MC_EXIT_USAGE);
+    }
+}
+
+/* memcached's rules: -S means the binary protocol and no UDP, -Y the
+ * ASCII protocol and no UDP (-Y after -S: ASCII, as memcached). */
+static void check_auth(bool protocol_set)
+{
+    if (settings.sasl)
+        auth_protocol(protocol_set, MC_PROTO_BINARY,
+                      "ERROR: You cannot allow the ASCII protocol while "
+                      "using SASL.",
+                      "ERROR: Cannot enable UDP while using binary SASL "
+                      "authentication.");
+    if (settings.auth_file)
+        auth_protocol(protocol_set, MC_PROTO_ASCII,
+                      "ERROR: You cannot allow the BINARY protocol while "
+                      "using ascii authentication tokens.",
+                      "Cannot use UDP with ascii authentication enabled (-U "
+                      "0 to disable)");
+}
+
+/* -S: the SASL library; -Y: the password file (memcached's messages). */
+static void auth_start(void)
+{
+    if (settings.sasl && auth_sasl_init() != 0)
+        exit(EXIT_FAILURE);
+    if (settings.auth_file == NULL)
+        return;
+    int rc = auth_file_load(settings.auth_file);
+    if (rc == -EINVAL) {
+        fprintf(stderr,
+                "Authfile [%s] has a malformed entry. Should be "
+                "'user:password'\n",
+                settings.auth_file);
+        exit(EXIT_FAILURE);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "Could not open authfile [%s] for reading, error %s\n",
+                settings.auth_file, strerror(-rc));
+        exit(EXIT_FAILURE);
+    }
+}
+
 static void parse_args(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -546,6 +618,8 @@ static void parse_args(int argc, char **argv)
         {"memory-file", required_argument, NULL, 'e'},
         {"napi_ids", required_argument, NULL, 'N'},
         {"extended", required_argument, NULL, 'o'},
+        {"enable-sasl", no_argument, NULL, 'S'},
+        {"auth-file", required_argument, NULL, 'Y'},
         {"rdn-port", required_argument, NULL, RDN_OPT_PORT},
         {"rdn-device", required_argument, NULL, RDN_OPT_DEVICE},
         {"rdn-clients", required_argument, NULL, RDN_OPT_CLIENTS},
@@ -556,11 +630,12 @@ static void parse_args(int argc, char **argv)
     int ch;
     bool item_size_set = false;
     bool chunk_max_set = false;
+    bool protocol_set = false;
 
     opterr = 0;
     while ((ch = getopt_long(
                 argc, argv,
-                ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXWo:rkiZe:N:",
+                ":p:U:s:a:Al:du:m:Mc:vhVP:f:n:LD:t:R:b:B:I:FCXWo:rkiZe:N:SY:",
                 longopts, NULL)) != -1) {
         switch (ch) {
         case 'p':
@@ -644,6 +719,7 @@ static void parse_args(int argc, char **argv)
             settings.backlog = (int)number_arg("-b", optarg, 1, 1 << 20);
             break;
         case 'B':
+            protocol_set = true;
             if (strcmp(optarg, "auto") == 0)
                 settings.protocol = MC_PROTO_NEGOTIATE;
             else if (strcmp(optarg, "binary") == 0)
@@ -699,6 +775,17 @@ static void parse_args(int argc, char **argv)
                 extended_option(o, &chunk_max_set);
             break;
         }
+        case 'S':
+            if (!auth_sasl_available()) {
+                fprintf(stderr, "This server is not built with SASL "
+                                "support.\n");
+                exit(MC_EXIT_USAGE);
+            }
+            settings.sasl = true;
+            break;
+        case 'Y':
+            settings.auth_file = optarg;
+            break;
         case RDN_OPT_PORT:
         case RDN_OPT_DEVICE:
         case RDN_OPT_CLIENTS:
@@ -724,6 +811,7 @@ static void parse_args(int argc, char **argv)
                     "max.");
     check_chunk_max();
     check_knobs();
+    check_auth(protocol_set);
     const char *err = compat_check(settings.num_threads, settings.udpport,
                                    (unsigned long)settings.item_size_max);
     if (err)
@@ -831,6 +919,15 @@ static void write_pid_file(void)
     fclose(f);
 }
 
+/* SIGHUP: memcached reloads the -Y file (and never dies of it). */
+static void hup_cb(evutil_socket_t sig, short which, void *arg)
+{
+    (void)sig;
+    (void)which;
+    (void)arg;
+    auth_file_reload();
+}
+
 static void stop_cb(evutil_socket_t sig, short which, void *arg)
 {
     (void)which;
@@ -896,6 +993,7 @@ int main(int argc, char **argv)
     }
     bind_sockets(&udp_fd);
     drop_privileges();
+    auth_start();
     if (settings.daemonize)
         daemonize();
     if (settings.daemonize && settings.pid_file)
@@ -922,6 +1020,7 @@ int main(int argc, char **argv)
         evsignal_new(main_base, SIGINT, stop_cb, NULL),
         evsignal_new(main_base, SIGTERM, stop_cb, NULL),
         evsignal_new(main_base, SIGUSR1, stop_cb, NULL),
+        evsignal_new(main_base, SIGHUP, hup_cb, NULL),
     };
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
         event_add(sigs[i], NULL);

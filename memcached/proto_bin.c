@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memcached/auth_sasl.h"
 #include "memcached/items.h"
 #include "memcached/proto_bin.h"
 #include "memcached/proto_bin_wire.h"
@@ -362,6 +363,8 @@ static void bin_append(struct conn *c, const struct bin_req *r)
     store_start(c, r, &req, 0, 0, r->bodylen - r->keylen);
 }
 
+static void sasl_done(struct conn *c, const struct bin_req *r, struct item *it);
+
 void proto_bin_nread_done(struct conn *c)
 {
     struct store_pending *p = &c->pend;
@@ -370,6 +373,11 @@ void proto_bin_nread_done(struct conn *c)
     uint64_t cas = 0;
 
     p->it = NULL;
+    if (r.opcode == BIN_CMD_SASL_AUTH || r.opcode == BIN_CMD_SASL_STEP) {
+        sasl_done(c, &r, it);
+        item_release(it);
+        return;
+    }
     base_opcode(r.opcode, &r.quiet);
     switch (item_store(it, &p->req, &cas)) {
     case ITEM_OK:
@@ -558,6 +566,10 @@ static void bin_stat(struct conn *c, const struct bin_req *r)
         slabs_stats(stat_sink, &s);
     } else if (n == 5 && memcmp(k, "sizes", 5) == 0) {
         items_sizes_stats(stat_sink, &s);
+    } else if (n == 3 && memcmp(k, "rdn", 3) == 0) {
+        /* ours, as "stats rdn": where librdn finds the RDMA port of a
+         * server that speaks nothing but this protocol (-S) */
+        rdn_glue_stats_rdn(stat_sink, &s);
     } else if (n == 12 && memcmp(k, "sizes_enable", 12) == 0) {
         stats_sizes_switch(true, stat_sink, &s);
         return;
@@ -638,12 +650,90 @@ static void bin_quit(struct conn *c, const struct bin_req *r)
     conn_close_after_write(c);
 }
 
-/* No SASL (-S) here: memcached without it does not know these opcodes,
- * and skips the mechanism's data. */
+/* memcached's limit on a SASL mechanism name. */
+#define SASL_MECH_MAX 32
+
+/*
+ * SASL_LIST_MECHS, SASL_AUTH, SASL_STEP. Without -S memcached does not
+ * know them (and skips their data). With it, LIST_MECHS and every step
+ * start the login anew (not authenticated until one succeeds), and the
+ * data of AUTH and STEP is read into an unlinked item first, as memcached
+ * reads it (proto_bin_nread_done() then runs sasl_done()).
+ */
 static void bin_sasl(struct conn *c, const struct bin_req *r)
 {
-    out_error(c, r, BIN_UNKNOWN_COMMAND);
-    conn_swallow(c, r->bodylen - r->keylen);
+    uint32_t vlen = r->bodylen - r->keylen;
+    enum item_status why;
+    const char *mechs;
+    size_t n;
+
+    if (!settings.sasl) {
+        out_error(c, r, BIN_UNKNOWN_COMMAND);
+        conn_swallow(c, vlen);
+        return;
+    }
+    if (r->base == BIN_CMD_SASL_LIST_MECHS) {
+        c->authenticated = false;
+        if (auth_sasl_list(&c->sasl, &mechs, &n) == 0)
+            out_success(c, r, 0, mechs, n);
+        else
+            out_error(c, r, BIN_AUTH_ERROR);
+        return;
+    }
+    if (r->keylen > SASL_MECH_MAX) {
+        out_error(c, r, BIN_EINVAL);
+        conn_swallow(c, vlen);
+        return;
+    }
+    struct item *it = item_alloc(r->key, r->keylen, 0, 0, vlen, &why);
+    if (it == NULL) {
+        out_error(c, r, BIN_ENOMEM);
+        conn_swallow(c, vlen);
+        return;
+    }
+    c->pend = (struct store_pending){
+        .it = it,
+        .binary = true,
+        .opcode = r->opcode,
+        .opaque = r->opaque,
+    };
+    conn_read_data(c);
+}
+
+/* The data of SASL_AUTH / SASL_STEP has arrived in it: one step of the
+ * exchange, answered as memcached answers it. */
+static void sasl_done(struct conn *c, const struct bin_req *r, struct item *it)
+{
+    char mech[SASL_MECH_MAX + 1];
+    const char *out;
+    size_t outlen;
+
+    c->authenticated = false;
+    memcpy(mech, item_key(it), it->nic.nkey);
+    mech[it->nic.nkey] = '\0';
+    switch (auth_sasl_exchange(&c->sasl, r->opcode == BIN_CMD_SASL_STEP, mech,
+                               item_value(it), it->nic.nbytes, &out, &outlen)) {
+    case AUTH_SASL_OK:
+        c->authenticated = true;
+        out_success(c, r, 0, "Authenticated", strlen("Authenticated"));
+        stats_inc(TC_AUTH_CMDS);
+        break;
+    case AUTH_SASL_CONTINUE:
+        out_packet(c, r, BIN_AUTH_CONTINUE, 0, out, outlen);
+        break;
+    case AUTH_SASL_FAIL:
+        out_error(c, r, BIN_AUTH_ERROR);
+        stats_inc(TC_AUTH_CMDS);
+        stats_inc(TC_AUTH_ERRORS);
+        break;
+    }
+}
+
+/* With -S, what a connection that has not logged in may send. */
+static bool allowed_unauthenticated(uint8_t opcode)
+{
+    return opcode == BIN_CMD_SASL_LIST_MECHS || opcode == BIN_CMD_SASL_AUTH ||
+           opcode == BIN_CMD_SASL_STEP || opcode == BIN_CMD_VERSION;
 }
 
 struct bin_command {
@@ -702,6 +792,10 @@ enum bin_result proto_bin_process(struct conn *c, const char *buf, size_t avail,
 
     if ((uint32_t)r.keylen + r.extlen > r.bodylen) {
         out_error(c, &r, BIN_UNKNOWN_COMMAND);
+        conn_close_after_write(c);
+    } else if (settings.sasl && !c->authenticated &&
+               !allowed_unauthenticated(r.opcode)) {
+        out_error(c, &r, BIN_AUTH_ERROR);
         conn_close_after_write(c);
     } else if (r.keylen > KEY_MAX_LENGTH) {
         protocol_error(c, &r);

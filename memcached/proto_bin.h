@@ -3,9 +3,11 @@
  * memcached/proto_bin.h - memcached 1.6.18's binary protocol: every opcode
  * it serves (GET/GETQ/GETK/GETKQ, SET/ADD/REPLACE, APPEND/PREPEND, DELETE,
  * INCREMENT/DECREMENT, TOUCH, GAT/GATQ/GATK/GATKQ and their quiet forms,
- * FLUSH, NOOP, VERSION, QUIT, STAT with groups), the SASL opcodes answered
- * as memcached without -S answers them, and its status codes, error texts
- * and connection closes for malformed requests.
+ * FLUSH, NOOP, VERSION, QUIT, STAT with groups), the SASL opcodes (with
+ * -S a login through memcached/auth_sasl.h, which every other opcode but
+ * VERSION needs first: "Auth failure." and a close; without -S unknown
+ * commands), and its status codes, error texts and connection closes for
+ * malformed requests.
  *
  * Items stored here are the same items the ASCII and meta protocols store
  * (and the NIC path reads): only the framing differs. The wire format is in

@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "memcached/assoc.h"
+#include "memcached/auth.h"
 #include "memcached/bl_glue.h"
 #include "memcached/crawler.h"
 #include "memcached/items.h"
@@ -176,6 +177,14 @@ static void op_quiesce(void *ctx)
     pthread_mutex_unlock(&glue.lock);
 }
 
+/* The handshake's login (docs/wire.md, AUTH): -Y's or -S's credentials. */
+static bool op_auth(void *ctx, const char *user, size_t nuser, const char *pass,
+                    size_t npass)
+{
+    (void)ctx;
+    return auth_check(user, nuser, pass, npass);
+}
+
 static uint64_t horizon(void *ctx)
 {
     return rdn_offload_horizon(ctx);
@@ -229,12 +238,14 @@ const char *rdn_glue_listen_addr(void)
 
 int rdn_glue_init(void)
 {
-    static const struct rdn_cache_ops ops = {
+    struct rdn_cache_ops ops = {
         .now = op_now,
         .epoch = op_epoch,
         .epoch_advance = op_epoch_advance,
         .touch = op_touch,
         .quiesce = op_quiesce,
+        /* An authenticating server's NIC path is no way around its login. */
+        .auth = auth_enabled() ? op_auth : NULL,
     };
     struct rdn_offload_cfg cfg;
     int rc;
@@ -243,6 +254,12 @@ int rdn_glue_init(void)
         if (!bl_glue_enabled())
             return 0;
         fprintf(stderr, "--rdn-baselines needs --rdn-port\n");
+        return -EINVAL;
+    }
+    if (bl_glue_enabled() && auth_enabled()) {
+        /* They hand out table and item keys to anyone who asks. */
+        fprintf(stderr, "--rdn-baselines cannot be used with -S or -Y (the "
+                        "baselines have no login)\n");
         return -EINVAL;
     }
     rdn_offload_cfg_init(&cfg);

@@ -86,6 +86,8 @@ struct settings {
     bool daemonize;               /* -d */
     char *pid_file;               /* -P */
     char *username;               /* -u */
+    bool sasl;                    /* -S: binary clients log in with SASL */
+    char *auth_file;              /* -Y: ASCII logins from this file */
 };
 
 extern struct settings settings;

@@ -49,6 +49,8 @@ enum thread_counter {
     TC_TOTAL_ITEMS,
     TC_TOTAL_CONNS,
     TC_REJECTED_CONNS,
+    TC_AUTH_CMDS,
+    TC_AUTH_ERRORS,
     TC_COUNT
 };
 

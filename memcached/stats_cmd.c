@@ -95,8 +95,8 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("touch_misses", s[TC_TOUCH_MISSES]);
     STAT_U64("store_too_large", s[TC_STORE_TOO_LARGE]);
     STAT_U64("store_no_memory", s[TC_STORE_NO_MEMORY]);
-    STAT_U64("auth_cmds", 0);
-    STAT_U64("auth_errors", 0);
+    STAT_U64("auth_cmds", s[TC_AUTH_CMDS]);
+    STAT_U64("auth_errors", s[TC_AUTH_ERRORS]);
     if (settings.idle_timeout)
         STAT_U64("idle_kicks", s[TC_IDLE_KICKS]); /* as memcached */
     STAT_U64("bytes_read", s[TC_BYTES_READ]);
@@ -184,8 +184,9 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     STAT_STR("cas_enabled", yes_no(settings.use_cas));
     STAT_U64("tcp_backlog", settings.backlog);
     STAT_STR("binding_protocol", protocol_names[settings.protocol]);
-    STAT_STR("auth_enabled_sasl", "no");
-    STAT_STR("auth_enabled_ascii", "no");
+    STAT_STR("auth_enabled_sasl", yes_no(settings.sasl));
+    STAT_STR("auth_enabled_ascii",
+             settings.auth_file ? settings.auth_file : "no");
     STAT_U64("item_size_max", settings.item_size_max);
     STAT_STR("maxconns_fast", yes_no(settings.maxconns_fast));
     STAT_U64("hashpower_init", settings.hashpower_init);

@@ -21,6 +21,11 @@
  *                                       <-   GEOMETRY {geometry}
  *   HITS {keys the NIC served}           ->  (no answer: LRU bookkeeping)
  *
+ * A server that authenticates its clients (memcached -S or -Y) wants
+ * AUTH {user, password} first and answers AUTH_OK; it refuses every other
+ * first message with REJECT -EACCES, so no RDMA address, key or geometry
+ * goes to a client that has not logged in.
+ *
  * Closing the connection tears the client's server-side resources down.
  * A version the server does not speak gets REJECT with -EPROTONOSUPPORT.
  *
@@ -62,6 +67,8 @@ enum rdn_msg_type {
     RDN_MSG_GEOMETRY = 5, /* server -> client: struct rdn_geometry */
     RDN_MSG_HITS = 6,     /* client -> server: rdn_hits_*() encoding */
     RDN_MSG_RESUME = 7,   /* client -> server: struct rdn_resume */
+    RDN_MSG_AUTH = 8,     /* client -> server: struct rdn_auth + names */
+    RDN_MSG_AUTH_OK = 9,  /* server -> client: no payload */
 };
 
 struct rdn_msg_hdr {
@@ -137,6 +144,20 @@ struct rdn_resume {
     uint32_t rsvd;
 };
 
+/*
+ * RDN_MSG_AUTH: the same login memcached's -Y or -S checks. The payload is
+ * this header, then user_len bytes of user name, then pass_len bytes of
+ * password (no NULs needed, none added), and nothing else.
+ */
+#define RDN_AUTH_MAX 255 /* longest user name or password */
+
+struct rdn_auth {
+    uint16_t user_len; /* 1..RDN_AUTH_MAX */
+    uint16_t pass_len; /* 0..RDN_AUTH_MAX */
+    uint32_t rsvd;     /* 0 (not checked) */
+};
+
+_Static_assert(sizeof(struct rdn_auth) == 8, "rdn_auth is 8 B");
 _Static_assert(sizeof(struct rdn_msg_hdr) == 16, "rdn_msg_hdr is 16 B");
 _Static_assert(sizeof(struct rdn_hello) == 56, "rdn_hello is 56 B");
 _Static_assert(sizeof(struct rdn_geometry) == 64, "rdn_geometry is 64 B");

@@ -5,6 +5,7 @@ include t/server.mk
 include t/softnic.mk
 include t/chain.mk
 include t/offload.mk
+include t/auth.mk
 include t/bench.mk
 include t/install.mk
 include t/verbs.mk

@@ -4,7 +4,8 @@
  * (t/offload_*.py) run against a real memcached --rdn-port through
  * rdn-nicd. Not a test by itself.
  *
- *   offload_driver [-s host] [-p rdn_port] [-t tcp_port] [-n] MODE ARGS
+ *   offload_driver [-s host] [-p rdn_port] [-t tcp_port] [-n]
+ *                  [-u user -w pass] MODE ARGS
  *
  *   -s: the server's IPv4 address (default 127.0.0.1)
  *
@@ -21,6 +22,7 @@
  *                      stats          -> "k v k v ..." client counters
  *                      quit
  *                    -n: no TCP fallback (doubtful answers are -11)
+ *                    -u, -w: the handshake's login (memcached -Y, -S)
  *   hash HP          reads hex keys on stdin, prints "fp bucket1 bucket2"
  *   write N SECS     sets keys race-0..N-1 in a loop with self-checking
  *                    values for SECS seconds; prints "sets K"
@@ -55,6 +57,7 @@
 
 static int rdn_port = 11212, tcp_port = 11211, no_fallback;
 static const char *host = "127.0.0.1";
+static const char *user, *password;
 
 static double now_s(void)
 {
@@ -92,7 +95,8 @@ static void print_hex(const char *p, size_t n)
 
 static struct rdn_conn *conn_open(void)
 {
-    struct rdn_opts o = {.no_fallback = no_fallback};
+    struct rdn_opts o = {
+        .no_fallback = no_fallback, .user = user, .password = password};
     struct rdn_conn *c;
     int rc = rdn_connect_opts(host, rdn_port, tcp_port, &o, &c);
 
@@ -527,9 +531,13 @@ int main(int argc, char **argv)
 {
     int ch;
 
-    while ((ch = getopt(argc, argv, "+s:p:t:n")) != -1) {
+    while ((ch = getopt(argc, argv, "+s:p:t:nu:w:")) != -1) {
         if (ch == 's')
             host = optarg;
+        else if (ch == 'u')
+            user = optarg;
+        else if (ch == 'w')
+            password = optarg;
         else if (ch == 'p')
             rdn_port = atoi(optarg);
         else if (ch == 't')

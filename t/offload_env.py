@@ -184,10 +184,12 @@ def driver_cmd(tcp_port, rdn_port):
 class Driver:
     """One RDMA client (offload_driver serve) on pipes."""
 
-    def __init__(self, srv, rdn_port, no_fallback=False):
+    def __init__(self, srv, rdn_port, no_fallback=False, login=None):
         cmd = driver_cmd(srv.port, rdn_port)
         if no_fallback:
             cmd.append("-n")
+        if login:
+            cmd += ["-u", login[0], "-w", login[1]]
         self.proc = subprocess.Popen(cmd + ["serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)

@@ -71,6 +71,9 @@ static void wire(void)
     CONST(RDN_MSG_GEOMETRY);
     CONST(RDN_MSG_HITS);
     CONST(RDN_MSG_RESUME);
+    CONST(RDN_MSG_AUTH);
+    CONST(RDN_MSG_AUTH_OK);
+    CONST(RDN_AUTH_MAX);
     CONST(RDN_HELLO_SEQ);
     CONST(RDN_GEO_EXPANDING);
     CONST(RDN_HITS_MAX);
@@ -124,6 +127,10 @@ static void wire(void)
     FIELD(rdn_resume, token);
     FIELD(rdn_resume, client_id);
     FIELD(rdn_resume, rsvd);
+    STRUCT(rdn_auth);
+    FIELD(rdn_auth, user_len);
+    FIELD(rdn_auth, pass_len);
+    FIELD(rdn_auth, rsvd);
 
     STRUCT(rdn_get_req);
     FIELD_BE_ARRAY(rdn_get_req, bucket_addr);

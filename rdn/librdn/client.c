@@ -69,6 +69,8 @@ struct mget;
 struct rdn_conn {
     memcached_st *mc;
     bool own_mc;
+    char user[RDN_AUTH_MAX + 1]; /* copies of opts' login */
+    char password[RDN_AUTH_MAX + 1];
     bool tcp_renew; /* rdn_connect(): a disabled handle is replaced */
     struct rdn_opts opts;
     struct rdn_srv **srv; /* in the order of the handle's server list */
@@ -174,6 +176,25 @@ static int geometry_ok(const struct rdn_geometry *g)
            g->item_size_max <= (1u << 30);
 }
 
+/* The login, first on a new handshake connection, when there is one. */
+static int authenticate(struct rdn_srv *s)
+{
+    const char *user = s->opts->user, *pass = s->opts->password;
+    uint8_t buf[sizeof(struct rdn_auth) + 2 * RDN_AUTH_MAX];
+    uint8_t none;
+
+    if (user == NULL)
+        return 0;
+    struct rdn_auth a = {.user_len = (uint16_t)strlen(user),
+                         .pass_len = (uint16_t)strlen(pass)};
+    memcpy(buf, &a, sizeof(a));
+    memcpy(buf + sizeof(a), user, a.user_len);
+    memcpy(buf + sizeof(a) + a.user_len, pass, a.pass_len);
+    int rc = ofl_wire_send(s->ctl, RDN_MSG_AUTH, buf,
+                           (uint32_t)(sizeof(a) + a.user_len + a.pass_len), 0);
+    return rc < 0 ? rc : expect_msg(s, RDN_MSG_AUTH_OK, &none, 0);
+}
+
 /* Sends msg on the handshake connection and takes the GEOMETRY answer. */
 static int ask_geometry(struct rdn_srv *s, uint16_t msg, const void *payload,
                         uint32_t len)
@@ -207,7 +228,9 @@ static int ctl_resume(struct rdn_srv *s)
     if (s->ctl >= 0)
         close(s->ctl);
     s->ctl = fd;
-    rc = ask_geometry(s, RDN_MSG_RESUME, &r, sizeof(r));
+    rc = authenticate(s);
+    if (rc == 0)
+        rc = ask_geometry(s, RDN_MSG_RESUME, &r, sizeof(r));
     if (rc == 0)
         s->st.resumes++;
     return rc;
@@ -282,6 +305,8 @@ static int nic_up(struct rdn_srv *s)
     s->ctl = tcp_connect(s->host, s->rdn_port, s->opts->timeout_ms);
     rc = s->ctl < 0 ? s->ctl : 0;
     if (rc == 0)
+        rc = authenticate(s);
+    if (rc == 0)
         rc = refresh(s);
     if (rc == 0)
         rc = hello(s);
@@ -345,27 +370,167 @@ static int next_line(struct lines *r, char *line, size_t cap)
     }
 }
 
+/* Exactly n bytes within the deadline: 0 or -errno. */
+static int next_bytes(struct lines *r, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if (r->off == r->len) {
+            int rc = lines_fill(r);
+            if (rc < 0)
+                return rc;
+        }
+        size_t k = r->len - r->off < n - i ? r->len - r->off : n - i;
+        memcpy(out + i, r->buf + r->off, k);
+        r->off += k;
+        i += k;
+    }
+    return 0;
+}
+
+/* A binary-protocol request (memcached's, no extras, CAS 0). */
+static int bin_send(int fd, uint8_t op, const char *key, size_t nkey,
+                    const char *value, size_t nvalue)
+{
+    uint8_t p[24 + 2 * RDN_AUTH_MAX + 64] = {0x80, op};
+    size_t body = nkey + nvalue;
+
+    if (body > sizeof(p) - 24)
+        return -EINVAL;
+    p[2] = (uint8_t)(nkey >> 8), p[3] = (uint8_t)nkey;
+    for (int i = 0; i < 4; i++)
+        p[8 + i] = (uint8_t)(body >> (24 - 8 * i));
+    memcpy(p + 24, key, nkey);
+    memcpy(p + 24 + nkey, value, nvalue);
+    return write(fd, p, 24 + body) == (ssize_t)(24 + body) ? 0 : -EIO;
+}
+
+/* The next binary response: its status, key length and body (at most
+ * cap bytes, else -EPROTO). 0 or -errno. */
+static int bin_recv(struct lines *r, uint16_t *status, uint16_t *nkey,
+                    uint8_t *body, size_t cap, size_t *nbody)
+{
+    uint8_t h[24];
+    int rc = next_bytes(r, h, sizeof(h));
+
+    if (rc < 0)
+        return rc;
+    *status = (uint16_t)(h[6] << 8 | h[7]);
+    *nkey = (uint16_t)(h[2] << 8 | h[3]);
+    *nbody =
+        (size_t)h[8] << 24 | (size_t)h[9] << 16 | (size_t)h[10] << 8 | h[11];
+    if (h[0] != 0x81 || *nbody > cap || *nkey > *nbody)
+        return -EPROTO;
+    return next_bytes(r, body, *nbody);
+}
+
+/*
+ * "stats rdn" of a server that speaks the binary protocol only (memcached
+ * -S): a SASL PLAIN login with opts' user and password, then STAT "rdn".
+ * Sets s->rdn_port; 0 or -errno (-EACCES: the login was refused).
+ */
+static int probe_sasl(struct rdn_srv *s)
+{
+    char plain[2 * RDN_AUTH_MAX + 2], val[32];
+    uint8_t body[512];
+    struct lines r = {
+        .fd = tcp_connect(s->host, s->tcp_port, s->opts->timeout_ms),
+        .deadline = mono_ms() + (uint64_t)s->opts->timeout_ms};
+    size_t nu = strlen(s->opts->user), np = strlen(s->opts->password), nb;
+    uint16_t status, nkey;
+    int rc, port = 0;
+
+    if (r.fd < 0)
+        return r.fd;
+    plain[0] = '\0';
+    memcpy(plain + 1, s->opts->user, nu);
+    plain[1 + nu] = '\0';
+    memcpy(plain + 2 + nu, s->opts->password, np);
+    rc = bin_send(r.fd, 0x21, "PLAIN", 5, plain, 2 + nu + np); /* SASL_AUTH */
+    if (rc == 0)
+        rc = bin_recv(&r, &status, &nkey, body, sizeof(body), &nb);
+    if (rc == 0 && status != 0)
+        rc = -EACCES;
+    if (rc == 0)
+        rc = bin_send(r.fd, 0x10, "rdn", 3, "", 0); /* STAT */
+    while (rc == 0 &&
+           (rc = bin_recv(&r, &status, &nkey, body, sizeof(body), &nb)) == 0) {
+        if (status != 0) {
+            rc = -EPROTO; /* not a server that knows STAT "rdn" */
+            break;
+        }
+        if (nkey == 0)
+            break;
+        if (nkey == 8 && memcmp(body, "rdn_port", 8) == 0 &&
+            nb - nkey < sizeof(val)) {
+            memcpy(val, body + nkey, nb - nkey);
+            val[nb - nkey] = '\0';
+            port = atoi(val);
+        }
+    }
+    close(r.fd);
+    if (rc == 0)
+        s->rdn_port = port > 0 && port <= 65535 ? port : 0;
+    return rc;
+}
+
+/* Sends the whole string s on fd: 0 or -EIO. */
+static int send_str(int fd, const char *str)
+{
+    size_t n = strlen(str);
+
+    return write(fd, str, n) == (ssize_t)n ? 0 : -EIO;
+}
+
+/* memcached -Y's login on an ASCII connection: a set whose data is
+ * "user password". 0, or -EACCES (refused), -EIO. */
+static int ascii_login(struct rdn_srv *s, struct lines *r)
+{
+    char cmd[2 * RDN_AUTH_MAX + 64], line[512];
+    int n = snprintf(cmd, sizeof(cmd), "set rdn 0 0 %zu\r\n%s %s\r\n",
+                     strlen(s->opts->user) + 1 + strlen(s->opts->password),
+                     s->opts->user, s->opts->password);
+    int rc = n > 0 && (size_t)n < sizeof(cmd) ? send_str(r->fd, cmd) : -EIO;
+
+    if (rc == 0)
+        rc = next_line(r, line, sizeof(line));
+    return rc < 0 ? rc : strcmp(line, "STORED") == 0 ? 0 : -EACCES;
+}
+
 /*
  * Asks the server for "stats rdn" on a connection of its own (not the
  * application's handle, whose state is libmemcached's): sets s->rdn_port
- * from rdn_port, 0 if the server has none (rdn_enabled no). Returns 0 or
- * a negative errno (the server did not answer).
+ * from rdn_port, 0 if the server has none (rdn_enabled no). A server that
+ * wants a login first gets opts' one: -Y's ASCII login, or for a server
+ * that closes an ASCII connection (-S) SASL over the binary protocol. Returns 0
+ * or a negative errno (the server did not answer, -EACCES: no login or a
+ * refused one).
  */
 static int probe(struct rdn_srv *s)
 {
-    static const char cmd[] = "stats rdn\r\n";
+    /* Spaces to a binary header's 24 bytes: the same command to an ASCII
+     * server, and a server of the binary protocol only closes at once
+     * rather than wait for the rest of a header. */
+    static const char cmd[] = "stats rdn             \r\n";
     struct lines r = {
         .fd = tcp_connect(s->host, s->tcp_port, s->opts->timeout_ms),
         .deadline = mono_ms() + (uint64_t)s->opts->timeout_ms};
     int fd = r.fd, rc, port = 0;
+    bool logged_in = false;
     char line[512];
 
     if (fd < 0)
         return fd;
-    rc = write(fd, cmd, sizeof(cmd) - 1) == (ssize_t)sizeof(cmd) - 1 ? 0 : -EIO;
+    rc = send_str(fd, cmd);
     while (rc == 0 && (rc = next_line(&r, line, sizeof(line))) == 0) {
         if (strcmp(line, "END") == 0)
             break;
+        if (strcmp(line, "CLIENT_ERROR unauthenticated") == 0 && !logged_in) {
+            rc = s->opts->user ? ascii_login(s, &r) : -EACCES;
+            if (rc == 0)
+                rc = send_str(fd, cmd);
+            logged_in = true;
+            continue;
+        }
         if (strncmp(line, "STAT ", 5) != 0) {
             rc = -EPROTO; /* ERROR: not a memcached that knows "stats rdn" */
             break;
@@ -375,6 +540,9 @@ static int probe(struct rdn_srv *s)
             port = 0;
     }
     close(fd);
+    /* Closed unanswered: a server of the binary protocol only (-S). */
+    if (rc == -ECONNRESET && s->opts->user)
+        return probe_sasl(s);
     if (rc == 0)
         s->rdn_port = port;
     return rc;
@@ -596,6 +764,13 @@ static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts,
 {
     if (opts)
         c->opts = *opts;
+    if (c->opts.user) {
+        snprintf(c->user, sizeof(c->user), "%s", c->opts.user);
+        snprintf(c->password, sizeof(c->password), "%s",
+                 c->opts.password ? c->opts.password : "");
+        c->opts.user = c->user;
+        c->opts.password = c->password;
+    }
     if (c->opts.while_down == RDN_DOWN_DEFAULT)
         c->opts.while_down = while_down;
     if (!c->opts.depth)
@@ -606,9 +781,12 @@ static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts,
 
 static bool opts_ok(const struct rdn_opts *o)
 {
-    return !o ||
-           (!(o->depth & (o->depth - 1)) && o->timeout_ms >= 0 &&
-            o->while_down >= RDN_DOWN_DEFAULT && o->while_down <= RDN_DOWN_NIC);
+    return !o || (!(o->depth & (o->depth - 1)) && o->timeout_ms >= 0 &&
+                  o->while_down >= RDN_DOWN_DEFAULT &&
+                  o->while_down <= RDN_DOWN_NIC &&
+                  (!o->user ||
+                   (*o->user && strlen(o->user) <= RDN_AUTH_MAX &&
+                    (!o->password || strlen(o->password) <= RDN_AUTH_MAX))));
 }
 
 int rdn_connect_memc(memcached_st *mc, const struct rdn_opts *opts,
@@ -884,10 +1062,14 @@ static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
     if (rc != MEMCACHED_SUCCESS)
         return r->status = -EIO;
     res = memcached_fetch_result(c->mc, NULL, &rc);
+    if (!res && rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND)
+        return r->status = -EIO;
+    /* libmemcached reads a refused command (memcached -Y's "CLIENT_ERROR
+     * unauthenticated") as a miss: it is none. */
     if (!res)
-        return r->status = (rc == MEMCACHED_END || rc == MEMCACHED_NOTFOUND)
-                               ? -ENOENT
-                               : -EIO;
+        return r->status = memcached_last_error(c->mc) == MEMCACHED_CLIENT_ERROR
+                               ? -EACCES
+                               : -ENOENT;
     take_result(r, into, res);
     memcached_result_free(res);
     /* Read up to END so the connection stays in step. */

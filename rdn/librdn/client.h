@@ -50,6 +50,17 @@ struct rdn_opts {
     int search_seq;     /* ask the server's chain to search the buckets one
                            after the other (RedN-Seq; experiments only) */
     int while_down;     /* a server whose process is gone, enum rdn_down */
+    /*
+     * The login of a server that authenticates its clients (memcached -S
+     * or -Y): its handshake wants it before anything else (docs/wire.md,
+     * AUTH), and so does the "stats rdn" that finds the RDMA port (-Y's
+     * ASCII login; with -S SASL PLAIN and the binary STAT "rdn").
+     * NULL: none. At most 255 bytes each; copied. librdn's TCP path logs
+     * in nowhere: with such a server the application's handle
+     * (rdn_connect_memc()) does, e.g. memcached_set_sasl_auth_data().
+     */
+    const char *user;
+    const char *password;
 };
 
 /*
@@ -99,9 +110,10 @@ int rdn_connect_config(const char *config, const struct rdn_opts *opts,
  * ports), -ENOMEM, -EHOSTUNREACH (host not resolved), connect()'s error
  * (-ECONNREFUSED), -ETIMEDOUT (no answer within opts->timeout_ms), the
  * server's REJECT status (-EUSERS: the server is full, -EPROTONOSUPPORT:
- * another wire version, ...), -EPROTO (an answer that breaks
- * docs/wire.md), or rnic_open()'s error. Nothing is left open on failure.
- * The caller owns the connection and closes it with rdn_close().
+ * another wire version, -EACCES: opts->user missing or refused, ...),
+ * -EPROTO (an answer that breaks docs/wire.md), or rnic_open()'s error. Nothing
+ * is left open on failure. The caller owns the connection and closes it with
+ * rdn_close().
  */
 int rdn_connect(const char *host, int rdn_port, int tcp_port,
                 struct rdn_conn **out);
@@ -128,8 +140,9 @@ struct memcached_st *rdn_memc(const struct rdn_conn *c);
  * *cas (each may be NULL) are set. Returns 0, -ENOENT (not found),
  * -EINVAL (bad key or arguments), -EAGAIN (opts.no_fallback and the NIC
  * could not answer for sure), -EIO (the TCP fallback failed too: with
- * libmemcached's settings, a server that is down), -ENOMEM, -ENOTCONN
- * (the handle has no servers).
+ * libmemcached's settings, a server that is down), -EACCES (the TCP
+ * fallback was refused: the server wants a login the handle lacks), -ENOMEM,
+ * -ENOTCONN (the handle has no servers).
  */
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,
             size_t *len, uint32_t *flags, uint64_t *cas);

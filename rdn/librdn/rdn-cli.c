@@ -6,6 +6,7 @@
  *   rdn-cli [-s host] [-t tcp_port] set KEY VALUE [FLAGS [EXPTIME]]
  *   rdn-cli [-s host] [-t tcp_port] stats
  *   rdn-cli --servers CONFIG [-d device] [-v] get|set|stats ...
+ *   rdn-cli -a FILE ...: log in first, for a server started with -Y or -S
  *
  * --servers names a server list in the grammar of libmemcached's
  * memcached() ("--SERVER=a:11211 --SERVER=b:11211 --DISTRIBUTION=
@@ -18,6 +19,12 @@
  * found, 1 when any was not, 2 on error. With -v, stderr also says for each
  * key whether the server's NIC or the TCP fallback answered, and why.
  * set and stats use TCP (libmemcached, and "stats" + "stats rdn").
+ *
+ * -a FILE: the first line of FILE is "user:password", in the format of
+ * memcached's -Y file. get logs in on the handshake with it (docs/wire.md,
+ * AUTH); set and stats, told "unauthenticated", log in with -Y's ASCII
+ * login and ask again (a -S server speaks the binary protocol, which set
+ * and stats here do not: give -p for get).
  */
 #include "config.h"
 
@@ -25,6 +32,7 @@
 #include <getopt.h>
 #include <libmemcached/memcached.h>
 #include <netdb.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +50,38 @@ struct cli {
     int rdn_port, tcp_port;
     const char *device;
     int verbose;
+    char *user, *password; /* -a, else NULL */
 };
+
+/* -a: "user:password" on the file's first line (the rest is ignored). */
+static void read_login(struct cli *o, const char *path)
+{
+    static char line[600];
+    FILE *f = fopen(path, "r");
+    char *colon = NULL;
+
+    if (f && fgets(line, sizeof(line), f))
+        colon = strchr(line, ':');
+    if (f)
+        fclose(f);
+    if (!colon || colon == line) {
+        fprintf(stderr, "rdn-cli: -a %s: no \"user:password\" line\n", path);
+        exit(EXIT_ERROR);
+    }
+    *colon = '\0';
+    line[strcspn(colon + 1, "\r\n") + (size_t)(colon + 1 - line)] = '\0';
+    o->user = line;
+    o->password = colon + 1;
+}
+
+/* memcached -Y's login: a set of any key whose data is "user password". */
+static memcached_return_t ascii_login(const struct cli *o, memcached_st *mc)
+{
+    char data[1200];
+    int n = snprintf(data, sizeof(data), "%s %s", o->user, o->password);
+
+    return memcached_set(mc, "rdn", 3, data, (size_t)n, 0, 0);
+}
 
 static void usage(FILE *f)
 {
@@ -57,12 +96,16 @@ static void usage(FILE *f)
             "             or mlx5:IBDEV (default $RDN_DEVICE, else softnic)\n"
             "  --servers CONFIG  a server list instead (libmemcached's\n"
             "             configuration string: --SERVER=h:p ...)\n"
-            "  -v         say on stderr who answered each GET (nic/tcp)\n");
+            "  -v         say on stderr who answered each GET (nic/tcp)\n"
+            "  -a FILE    log in with the \"user:password\" of FILE's first "
+            "line\n"
+            "             (a server started with -Y, or -S for get)\n");
 }
 
 static int cmd_get(const struct cli *o, int n, char **keys)
 {
-    struct rdn_opts ro = {.device = o->device};
+    struct rdn_opts ro = {
+        .device = o->device, .user = o->user, .password = o->password};
     struct rdn_conn *c;
     struct rdn_result *res = calloc((size_t)n, sizeof(*res));
     size_t *lens = calloc((size_t)n, sizeof(*lens));
@@ -157,6 +200,11 @@ static int cmd_set(const struct cli *o, int argc, char **argv)
         return EXIT_ERROR;
     rc = memcached_set(mc, argv[0], strlen(argv[0]), argv[1], strlen(argv[1]),
                        exptime, flags);
+    /* "CLIENT_ERROR unauthenticated": log in, then again. */
+    if (rc == MEMCACHED_CLIENT_ERROR && o->user &&
+        ascii_login(o, mc) == MEMCACHED_SUCCESS)
+        rc = memcached_set(mc, argv[0], strlen(argv[0]), argv[1],
+                           strlen(argv[1]), exptime, flags);
     if (rc != MEMCACHED_SUCCESS)
         fprintf(stderr, "rdn-cli: set %s: %s\n", argv[0],
                 memcached_strerror(mc, rc));
@@ -164,9 +212,11 @@ static int cmd_set(const struct cli *o, int argc, char **argv)
     return rc == MEMCACHED_SUCCESS ? EXIT_SUCCESS : EXIT_ERROR;
 }
 
-/* Sends one stats command and copies the reply up to END to stdout. */
-static int stats_dump(FILE *f, const char *cmd)
+/* Sends one stats command and copies the reply up to END to stdout; with
+ * -a, a server that wants a login first gets one. */
+static int stats_dump(const struct cli *o, FILE *f, const char *cmd)
 {
+    bool logged_in = false;
     char line[512];
 
     if (fprintf(f, "%s\r\n", cmd) < 0 || fflush(f) != 0)
@@ -174,6 +224,17 @@ static int stats_dump(FILE *f, const char *cmd)
     while (fgets(line, sizeof(line), f)) {
         if (strcmp(line, "END\r\n") == 0)
             return 0;
+        if (strcmp(line, "CLIENT_ERROR unauthenticated\r\n") == 0 && o->user &&
+            !logged_in) {
+            size_t n = strlen(o->user) + 1 + strlen(o->password);
+            logged_in = true;
+            if (fprintf(f, "set rdn 0 0 %zu\r\n%s %s\r\n%s\r\n", n, o->user,
+                        o->password, cmd) < 0 ||
+                fflush(f) != 0 || !fgets(line, sizeof(line), f) ||
+                strcmp(line, "STORED\r\n") != 0)
+                return -EACCES;
+            continue;
+        }
         if (strncmp(line, "STAT ", 5) != 0)
             return -EPROTO;
         line[strcspn(line, "\r\n")] = '\0';
@@ -183,7 +244,7 @@ static int stats_dump(FILE *f, const char *cmd)
 }
 
 /* "stats" and "stats rdn" of one server. */
-static int stats_of(const char *host, int tcp_port)
+static int stats_of(const struct cli *o, const char *host, int tcp_port)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
     char port[16];
@@ -203,9 +264,9 @@ static int stats_of(const char *host, int tcp_port)
             close(fd);
         return EXIT_ERROR;
     }
-    rc = stats_dump(f, "stats");
+    rc = stats_dump(o, f, "stats");
     if (rc == 0)
-        rc = stats_dump(f, "stats rdn");
+        rc = stats_dump(o, f, "stats rdn");
     fclose(f);
     return rc == 0 ? EXIT_SUCCESS : EXIT_ERROR;
 }
@@ -216,7 +277,7 @@ static int cmd_stats(const struct cli *o)
     int status = EXIT_SUCCESS;
 
     if (!o->servers)
-        return stats_of(o->host, o->tcp_port);
+        return stats_of(o, o->host, o->tcp_port);
     mc = handle(o);
     if (!mc)
         return EXIT_ERROR;
@@ -227,7 +288,7 @@ static int cmd_stats(const struct cli *o)
         printf("server %s:%u\n", memcached_server_name(in),
                (unsigned)memcached_server_port(in));
         fflush(stdout);
-        if (stats_of(memcached_server_name(in),
+        if (stats_of(o, memcached_server_name(in),
                      (int)memcached_server_port(in)) != EXIT_SUCCESS)
             status = EXIT_ERROR;
     }
@@ -251,13 +312,14 @@ int main(int argc, char **argv)
 {
     static const struct option lo[] = {
         {"servers", required_argument, NULL, 'L'},
+        {"auth-file", required_argument, NULL, 'a'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct cli o = {.host = "127.0.0.1", .rdn_port = 11212, .tcp_port = 11211};
     int ch;
 
-    while ((ch = getopt_long(argc, argv, "+s:p:t:d:vh", lo, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "+s:p:t:d:a:vh", lo, NULL)) != -1) {
         switch (ch) {
         case 'L':
             o.servers = optarg;
@@ -273,6 +335,9 @@ int main(int argc, char **argv)
             break;
         case 'd':
             o.device = optarg;
+            break;
+        case 'a':
+            read_login(&o, optarg);
             break;
         case 'v':
             o.verbose = 1;

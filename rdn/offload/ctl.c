@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdn/offload/ctl.c - the control thread: the handshake listener and every
- * client's control connection (proto/rdn_wire.h). A HELLO creates the
+ * client's control connection (proto/rdn_wire.h). An AUTH logs the client
+ * in, first, when the cache wants logins (ops.auth). A HELLO creates the
  * client's pipeline and is answered with WELCOME; REFRESH is answered with
  * the current geometry; HITS feeds the cache's LRU; RESUME hands a new
  * connection to a client whose old one died with the previous server (its
@@ -308,6 +309,7 @@ static int do_resume(struct rdn_offload *o, struct ofl_conn *c,
             break;
     if (a) {
         a->fd = c->fd;
+        a->authed = c->authed; /* the login came on this connection */
         c->fd = -1;
         c->state = OFL_CONN_DEAD; /* freed without a word */
         memcpy(a->peer, c->peer, sizeof(a->peer));
@@ -320,6 +322,38 @@ static int do_resume(struct rdn_offload *o, struct ofl_conn *c,
     ofl_log(o, "client %u (%s) resumed", a->id, a->peer);
     send_geometry(o, a->fd); /* a failed send shows as a's hang-up */
     return -ECONNABORTED;
+}
+
+/*
+ * AUTH: the login the cache checks (ops.auth). Without one the offload
+ * needs no login and takes any. A refused login costs the connection.
+ */
+static int do_auth(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
+                   uint32_t len)
+{
+    struct rdn_auth a;
+
+    if (len < sizeof(a)) {
+        reject(c->fd, -EPROTO, "malformed auth");
+        return -EPROTO;
+    }
+    memcpy(&a, p, sizeof(a));
+    if (a.user_len == 0 || a.user_len > RDN_AUTH_MAX ||
+        a.pass_len > RDN_AUTH_MAX ||
+        len != sizeof(a) + (uint32_t)a.user_len + a.pass_len) {
+        reject(c->fd, -EPROTO, "malformed auth");
+        return -EPROTO;
+    }
+    const char *user = (const char *)p + sizeof(a);
+    if (o->ops.auth && !o->ops.auth(o->ops.ctx, user, a.user_len,
+                                    user + a.user_len, a.pass_len)) {
+        fetch_add_seq_cst(&o->auth_failures, 1);
+        ofl_log(o, "client %u (%s): authentication failure", c->id, c->peer);
+        reject(c->fd, -EACCES, "authentication failure");
+        return -EACCES;
+    }
+    c->authed = true;
+    return ofl_wire_send(c->fd, RDN_MSG_AUTH_OK, NULL, 0, 1);
 }
 
 static void touch_key(void *ctx, const char *key, size_t nkey)
@@ -335,6 +369,16 @@ static int dispatch(struct rdn_offload *o, struct ofl_conn *c,
 {
     int rc;
 
+    /* A login comes first, once, when the cache wants one. */
+    if (h->type == RDN_MSG_AUTH)
+        return c->state == OFL_CONN_HELLO && !c->authed
+                   ? do_auth(o, c, p, h->len)
+                   : -EPROTO;
+    if (o->ops.auth && !c->authed) {
+        fetch_add_seq_cst(&o->auth_failures, 1);
+        reject(c->fd, -EACCES, "authentication required");
+        return -EACCES;
+    }
     /* Before its hello a client may ask for the geometry (to size its
      * response slots for the server's item size). */
     if (c->state == OFL_CONN_HELLO && h->type == RDN_MSG_HELLO)

@@ -348,6 +348,7 @@ void rdn_offload_stats(struct rdn_offload *o, rdn_stat_fn fn, void *ctx)
     stat_u64(fn, ctx, "rdn_get_misses", misses);
     stat_u64(fn, ctx, "rdn_refreshes", load_seq_cst(&o->refreshes));
     stat_u64(fn, ctx, "rdn_qp_errors", load_seq_cst(&o->qp_errors));
+    stat_u64(fn, ctx, "rdn_auth_failures", load_seq_cst(&o->auth_failures));
 }
 
 static void client_stat(rdn_stat_fn fn, void *ctx, const struct ofl_conn *c,

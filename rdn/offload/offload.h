@@ -50,6 +50,15 @@ struct rdn_cache_ops {
      * killed. May block (for a crawl).
      */
     void (*quiesce)(void *ctx);
+    /*
+     * Optional (NULL: the handshake needs no login). Whether user:pass
+     * (lengths given, any bytes) may use the offload. Set, every handshake
+     * connection must send an AUTH that passes before anything else
+     * (docs/wire.md); nothing about the NIC path is told before. Called
+     * from the control thread; may block briefly (a password database).
+     */
+    bool (*auth)(void *ctx, const char *user, size_t nuser, const char *pass,
+                 size_t npass);
 };
 
 struct rdn_offload_cfg {
@@ -81,12 +90,12 @@ void rdn_offload_cfg_init(struct rdn_offload_cfg *cfg);
  * Opens the NIC device and the memory the chains need (the table region,
  * the generation word, the master queue and done CQ), re-attaching a
  * domain a previous process left (see "Persistence" below). cfg and ops
- * (every callback set) are copied.
+ * (every callback set but auth) are copied.
  *
  * Returns 0 with *out set, or -EINVAL (a bad configuration or callback
  * table), -ENOMEM, or the NIC's error (rnic_open(), chain_*; the reason
- * is printed on stderr and in ofl_errmsg()). The caller owns the offload and closes it with
- * rdn_offload_close().
+ * is printed on stderr and in ofl_errmsg()). The caller owns the offload and
+ * closes it with rdn_offload_close().
  */
 int rdn_offload_open(const struct rdn_offload_cfg *cfg,
                      const struct rdn_cache_ops *ops, struct rdn_offload **out);

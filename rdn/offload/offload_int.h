@@ -57,6 +57,7 @@ struct ofl_conn {
     uint64_t stuck_since_ms;  /* in-flight GETs without progress since */
     uint64_t adopted_ms;      /* re-attached then (fd < 0 until RESUME) */
     uint64_t token;           /* the welcome's */
+    bool authed;              /* its AUTH passed (or none is needed) */
     uint64_t last_done;
     uint64_t refreshes, touches;
 };
@@ -143,6 +144,7 @@ struct rdn_offload {
 
     /* Totals (relaxed). */
     uint64_t hits, misses, refreshes, qp_errors;
+    uint64_t auth_failures; /* handshakes refused for their login */
 };
 
 /* pipeline.c */
