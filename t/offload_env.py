@@ -181,6 +181,52 @@ def driver_cmd(tcp_port, rdn_port):
             str(tcp_port)]
 
 
+RACE_FIELDS = ("gets", "nic", "tcp", "hits", "misses", "wrong", "torn")
+
+
+def driver_counts(out):
+    """offload_driver's closing "name value name value ..." as a dict."""
+    w = out.decode().split()
+    return {w[i]: int(w[i + 1]) for i in range(0, len(w) - 1, 2)}
+
+
+def race_start(t, c, base, nkeys, secs, gets):
+    """Starts offload_driver's writer SETting keys race-0..nkeys-1 for
+    secs + 5 s, waits until client c sees every key (checked in t, 30 s at
+    most: readers started earlier would miss), then two readers GETting
+    them for secs or gets GETs in all. Returns (writer, readers); both are
+    killed when the test ends."""
+    writer = subprocess.Popen(base + ["write", str(nkeys), str(secs + 5)],
+                              stdout=subprocess.PIPE)
+    _procs.append(writer)
+    deadline = time.time() + 30
+    stored = False
+    while not stored and time.time() < deadline:
+        stored = all(c.get(b"race-%d" % i) for i in range(nkeys))
+        time.sleep(0 if stored else 0.05)
+    t.check("writer stored every key (within 30 s)", stored)
+    readers = [subprocess.Popen(base + ["race", str(nkeys), str(secs),
+                                        str(gets // 2)],
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+               for _ in range(2)]
+    _procs.extend(readers)
+    return writer, readers
+
+
+def race_collect(t, readers, timeout):
+    """Waits for race_start()'s readers (exit status checked in t); their
+    counts summed over RACE_FIELDS."""
+    res = []
+    for r in readers:
+        out, err = r.communicate(timeout=timeout)
+        if err:
+            print(err.decode("latin1", "replace")[:2000])
+        t.eq("reader exit status", r.returncode, 0)
+        res.append(driver_counts(out))
+    return {k: sum(r.get(k, 0) for r in res) for k in RACE_FIELDS}
+
+
 class Driver:
     """One RDMA client (offload_driver serve) on pipes."""
 

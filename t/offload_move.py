@@ -14,23 +14,18 @@ application, pages must have moved, and the server must end with no QP
 error.
 """
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
-from offload_env import DRIVER, Nicd, start_server, _procs  # noqa: E402
+from offload_env import (DRIVER, Nicd, race_collect, race_start,  # noqa: E402
+                         start_server)
 
 NKEYS = 16
 RACE_SECS = 20
 GETS = 300000
 FILL_BYTES = 24 * 1024 * 1024
-
-
-def parse(out):
-    w = out.split()
-    return {w[i]: int(w[i + 1]) for i in range(0, len(w) - 1, 2)}
 
 
 def fill(c):
@@ -58,22 +53,7 @@ def main():
     c = mctest.Client(srv)
     nfill = fill(c)
     base = [DRIVER, "-p", str(port), "-t", str(srv.port)]
-    writer = subprocess.Popen(base + ["write", str(NKEYS),
-                                      str(RACE_SECS + 5)],
-                              stdout=subprocess.PIPE)
-    _procs.append(writer)
-    deadline = time.time() + 30
-    stored = False
-    while not stored and time.time() < deadline:
-        stored = all(c.get(b"race-%d" % i) for i in range(NKEYS))
-        time.sleep(0 if stored else 0.05)
-    t.check("writer stored every key (within 30 s)", stored)
-    readers = [subprocess.Popen(base + ["race", str(NKEYS), str(RACE_SECS),
-                                        str(GETS // 2)],
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-               for _ in range(2)]
-    _procs.extend(readers)
+    writer, readers = race_start(t, c, base, NKEYS, RACE_SECS, GETS)
     replies = {}
     dst = 1
     while any(r.poll() is None for r in readers):
@@ -84,17 +64,9 @@ def main():
             replies[ln] = replies.get(ln, 0) + 1
         dst = dst % 12 + 1
         time.sleep(0.02)
-    res = []
-    for r in readers:
-        out, err = r.communicate(timeout=60)
-        if err:
-            print(err.decode("latin1", "replace")[:2000])
-        t.eq("reader exit status", r.returncode, 0)
-        res.append(parse(out.decode()))
+    total = race_collect(t, readers, 60)
     writer.terminate()
     writer.communicate(timeout=30)
-    total = {k: sum(r.get(k, 0) for r in res) for k in
-             ("gets", "nic", "tcp", "hits", "misses", "wrong", "torn")}
     st = c.stats()
     print("move: %d filler items; %d GETs (%d by the NIC), %d torn caught, "
           "%d wrong; reassign replies %s; slabs_moved %s, rescues %s, "

@@ -14,23 +14,18 @@ RDN_TEST_RACE_GETS and RDN_TEST_RACE_SECS change both (t/offload_hosts.sh,
 across a lossy link).
 """
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mctest  # noqa: E402
-from offload_env import Nicd, driver_cmd, start_server, _procs  # noqa: E402
+from offload_env import (Nicd, driver_cmd, driver_counts,  # noqa: E402
+                         race_collect, race_start, start_server)
 
 NKEYS = 16
 TARGET = int(os.environ.get("RDN_TEST_RACE_GETS", 1000000))
 RACE_SECS = float(os.environ.get("RDN_TEST_RACE_SECS", 40))
 FLOOR = min(50000, TARGET // 2)  # fewer: the readers did not run
-
-
-def parse(out):
-    w = out.split()
-    return {w[i]: int(w[i + 1]) for i in range(0, len(w) - 1, 2)}
 
 
 def main():
@@ -39,38 +34,13 @@ def main():
     srv, port = start_server(["-m", "16"])
     base = driver_cmd(srv.port, port)
     t0 = time.time()
-    writer = subprocess.Popen(base + ["write", str(NKEYS),
-                                      str(RACE_SECS + 5)],
-                              stdout=subprocess.PIPE)
-    _procs.append(writer)
-    # Every key exists before the readers start (a fixed sleep was not
-    # enough on a loaded machine: the readers' first GETs missed).
     c = mctest.Client(srv)
-    deadline = time.time() + 30
-    stored = False
-    while not stored and time.time() < deadline:
-        stored = all(c.get(b"race-%d" % i) for i in range(NKEYS))
-        time.sleep(0 if stored else 0.05)
+    writer, readers = race_start(t, c, base, NKEYS, RACE_SECS, TARGET)
     c.close()
-    t.check("writer stored every key (within 30 s)", stored)
-    readers = [subprocess.Popen(base + ["race", str(NKEYS), str(RACE_SECS),
-                                        str(TARGET // 2)],
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-               for _ in range(2)]
-    _procs.extend(readers)
-    res = []
-    for r in readers:
-        out, err = r.communicate(timeout=RACE_SECS + 60)
-        if err:
-            print(err.decode("latin1", "replace")[:2000])
-        t.eq("reader exit status", r.returncode, 0)
-        res.append(parse(out.decode()))
+    total = race_collect(t, readers, RACE_SECS + 60)
     secs = time.time() - t0
     writer.terminate()
-    sets = parse(writer.communicate(timeout=30)[0].decode()).get("sets", 0)
-    total = {k: sum(r.get(k, 0) for r in res) for k in
-             ("gets", "nic", "tcp", "hits", "misses", "wrong", "torn")}
+    sets = driver_counts(writer.communicate(timeout=30)[0]).get("sets", 0)
     print("race: %d GETs (%d answered by the NIC, %d over TCP) in %.1f s "
           "against %d SETs; %d torn reads caught and retried, %d wrong"
           % (total["gets"], total["nic"], total["tcp"], secs, sets,
