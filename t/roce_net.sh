@@ -4,7 +4,7 @@
 # namespaces joined by veth, one rdn-nicd listening in each, and
 # t/test_roce_net driving QPs on both (through their Unix sockets). Then
 # the same operations with faults on the link (loss, duplication,
-# reordering), hostile packets at a daemon's port, and a peer daemon
+# reordering, delay), hostile packets at a daemon's port, and a peer daemon
 # killed. Needs root (namespaces, raw sockets); skipped otherwise.
 #
 # This machine's kernel has no sch_netem, so faults are injected by the
@@ -83,7 +83,7 @@ alive_and_dropped() {
     kill -0 "$(cat "$dir/b.pid")" && [ "$(counter b drops)" -gt 0 ] &&
         "$NICD" -s "$dir/b.sock" --status
 }
-check "hostile packets alone" hostile 10.77.0.1 30000 1 0x1000000
+check "hostile packets alone" hostile 10.77.0.1 50000 1 0x1000000
 check "daemon alive after hostile packets" alive_and_dropped
 # From the peer's address to QPNs the test does not use, and from another
 # address to every QPN the test uses: its operations must not notice.
@@ -143,7 +143,7 @@ check "UDP to other ports is filtered out before the daemon" other_udp
 stop_nicd a; stop_nicd b
 
 # 3. Faults on the link, both directions.
-for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2"; do
+for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2" "loss=1,delay=5"; do
     start_nicd a "$NA" 10.77.0.1 RDN_NICD_ROCE_FAULTS=$f &&
     start_nicd b "$NB" 10.77.0.2 RDN_NICD_ROCE_FAULTS=$f || exit 1
     check "ops under $f" run_ops env RDN_TEST_ROUNDS=1

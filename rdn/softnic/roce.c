@@ -1432,12 +1432,54 @@ static unsigned sn_roce_rand(struct sn_roce_faults *f)
     return (unsigned)(f->rng % 100);
 }
 
+/* Hands p to engine thread 0, after the delay fault if any. */
+static void sn_roce_deliver(struct sn_roce_port *port, struct sn_pkt *p)
+{
+    struct sn_roce_faults *f = &port->faults;
+    struct sn_roce_late *l;
+
+    if (!f->delay_ms || !(l = malloc(sizeof(*l)))) {
+        sn_thread_push(port->eng->thr[0], p);
+        return;
+    }
+    *l = (struct sn_roce_late){.due = sn_now_ns() + f->delay_ms * 1000000ull,
+                               .p = p};
+    if (f->late_tail)
+        f->late_tail->next = l;
+    else
+        f->late = l;
+    f->late_tail = l;
+}
+
+/*
+ * Hands on the delayed packets that are due (all of them when flush).
+ * Returns the milliseconds until the next one is due, or -1 if none waits.
+ */
+static int sn_roce_late_due(struct sn_roce_port *port, bool flush)
+{
+    struct sn_roce_faults *f = &port->faults;
+    uint64_t now = sn_now_ns();
+
+    while (f->late && (flush || f->late->due <= now)) {
+        struct sn_roce_late *l = f->late;
+
+        f->late = l->next;
+        if (!f->late)
+            f->late_tail = NULL;
+        if (flush)
+            free(l->p);
+        else
+            sn_thread_push(port->eng->thr[0], l->p);
+        free(l);
+    }
+    return f->late ? (int)((f->late->due - now + 999999) / 1000000) : -1;
+}
+
 /* Passes p to engine thread 0, through the test faults if any. */
 static void sn_roce_pass(struct sn_roce_port *port, struct sn_pkt *p,
                          struct sn_pkt **held)
 {
     struct sn_roce_faults *f = &port->faults;
-    struct sn_thread *t0 = port->eng->thr[0];
 
     if (p && f->loss && sn_roce_rand(f) < f->loss) {
         free(p);
@@ -1452,13 +1494,13 @@ static void sn_roce_pass(struct sn_roce_port *port, struct sn_pkt *p,
 
         if (c) {
             memcpy(c, p, sizeof(*p) + p->cap);
-            sn_thread_push(t0, c);
+            sn_roce_deliver(port, c);
         }
     }
     if (p)
-        sn_thread_push(t0, p);
+        sn_roce_deliver(port, p);
     if (*held) { /* a held packet goes after the next one (or a timeout) */
-        sn_thread_push(t0, *held);
+        sn_roce_deliver(port, *held);
         *held = NULL;
     }
 }
@@ -1513,8 +1555,12 @@ static void *sn_roce_rx(void *arg)
         size_t bl;
         int off;
 
+        int wait = sn_roce_late_due(port, false);
+
         /* A packet held back (test faults) waits 1 ms at most. */
-        if (held && poll(&pfd, 1, 1) == 0) {
+        if (held && (wait < 0 || wait > 1))
+            wait = 1;
+        if (wait >= 0 && poll(&pfd, 1, wait) == 0) {
             sn_roce_pass(port, NULL, &held);
             continue;
         }
@@ -1534,6 +1580,7 @@ static void *sn_roce_rx(void *arg)
         sn_roce_pass(port, sn_roce_wrap(buf, buf + off, bl, h.dqpn), &held);
     }
     free(held);
+    sn_roce_late_due(port, true);
     return NULL;
 }
 
@@ -1556,6 +1603,8 @@ static void sn_roce_faults_env(struct sn_roce_faults *f)
             f->dup = v;
         else if (!strcmp(k, "reorder"))
             f->reorder = v;
+        else if (!strcmp(k, "delay"))
+            f->delay_ms = v;
         s += used;
         s += *s == ',';
     }

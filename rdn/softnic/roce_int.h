@@ -59,13 +59,22 @@ struct sn_roce_stats {
 
 /*
  * Test-only fault injection at the receiving port (this machine's kernel
- * has no sch_netem): RDN_NICD_ROCE_FAULTS="loss=P,dup=P,reorder=P" in
- * rdn-nicd's environment drops, duplicates, or holds back behind the next
- * packet P percent of the packets that passed the checks, before the
- * transport sees them.
+ * has no sch_netem): RDN_NICD_ROCE_FAULTS="loss=P,dup=P,reorder=P,delay=MS"
+ * in rdn-nicd's environment drops, duplicates, or holds back behind the
+ * next packet P percent of the packets that passed the checks, and delays
+ * every packet MS milliseconds (in order, as netem's delay without
+ * jitter), before the transport sees them.
  */
+struct sn_roce_late { /* a packet the delay fault holds until due */
+    struct sn_roce_late *next;
+    uint64_t due; /* sn_now_ns() */
+    struct sn_pkt *p;
+};
+
 struct sn_roce_faults {
     unsigned loss, dup, reorder; /* percent */
+    unsigned delay_ms;
+    struct sn_roce_late *late, *late_tail; /* FIFO, the receive thread's */
     uint64_t rng;
 };
 
