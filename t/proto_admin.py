@@ -260,6 +260,9 @@ def page_move(program, args):
         st = c.stats()
         if st.get("slab_reassign_running") == "0" and \
                 st.get("slabs_moved") == "1":
+            # One "stats" is no snapshot: curr_items may have been summed
+            # before the mover's last sweep. Nothing moves any more now.
+            st = c.stats()
             break
         time.sleep(0.05)
     keys = ("slab_reassign_rescues", "slab_reassign_evictions_nomem",
