@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * memcached/compat_opts.c - memcached's TLS, extstore and NAPI options,
- * checked and ignored (see compat_opts.h).
+ * memcached/compat_opts.c - memcached's TLS options, checked and stored
+ * for tls.c, and its extstore and NAPI options, checked and ignored (see
+ * compat_opts.h).
  */
 #include "config.h"
 
@@ -12,53 +13,57 @@
 
 #include "memcached/compat_opts.h"
 #include "memcached/proto_parse.h"
+#include "memcached/tls.h"
 
 #define EXT_WBUF_DEFAULT_MB 4 /* memcached's ext_wbuf_size default */
 
+/* Each kind's dst, where the value goes (NULL: checked only). */
 enum compat_kind {
-    C_FLAG,   /* no value needed; one given is ignored */
-    C_STR,    /* a value is required */
-    C_LONG,   /* safe_strtol */
-    C_ULONG,  /* safe_strtoul */
+    C_FLAG,   /* no value needed; one given is ignored. dst: bool */
+    C_STR,    /* a value is required. dst: const char * */
+    C_LONG,   /* safe_strtol. dst: int32_t */
+    C_ULONG,  /* safe_strtoul. dst: uint32_t */
     C_DOUBLE, /* safe_strtod */
-    C_RANGE,  /* safe_strtol, then min..max ("Invalid <name>. ...") */
+    C_RANGE,  /* safe_strtol, then min..max ("Invalid <name>. ..."). dst:
+               * int32_t */
 };
 
 struct compat {
     const char *name;
     enum compat_kind kind;
     long min, max; /* C_RANGE */
+    void *dst;
 };
 
 static const struct compat compat[] = {
-    {"ssl_chain_cert", C_STR, 0, 0},
-    {"ssl_key", C_STR, 0, 0},
-    {"ssl_verify_mode", C_RANGE, 0, 3},
-    {"ssl_keyformat", C_LONG, 0, 0},
-    {"ssl_ciphers", C_STR, 0, 0},
-    {"ssl_ca_cert", C_STR, 0, 0},
-    {"ssl_wbuf_size", C_ULONG, 0, 0},
-    {"ssl_session_cache", C_FLAG, 0, 0},
-    {"ssl_kernel_tls", C_FLAG, 0, 0},
-    {"ssl_min_version", C_RANGE, 0, 3},
-    {"ext_page_size", C_ULONG, 0, 0},
-    {"ext_wbuf_size", C_ULONG, 0, 0},
-    {"ext_threads", C_ULONG, 0, 0},
-    {"ext_io_depth", C_ULONG, 0, 0},
-    {"ext_item_size", C_ULONG, 0, 0},
-    {"ext_item_age", C_ULONG, 0, 0},
-    {"ext_low_ttl", C_ULONG, 0, 0},
-    {"ext_recache_rate", C_ULONG, 0, 0},
-    {"ext_compact_under", C_ULONG, 0, 0},
-    {"ext_drop_under", C_ULONG, 0, 0},
-    {"ext_max_sleep", C_ULONG, 0, 0},
-    {"ext_max_frag", C_DOUBLE, 0, 0},
-    {"ext_drop_unread", C_FLAG, 0, 0},
-    {"slab_automove_freeratio", C_DOUBLE, 0, 0},
-    {"no_hashexpand", C_FLAG, 0, 0},
-    {"drop_privileges", C_FLAG, 0, 0},
-    {"no_drop_privileges", C_FLAG, 0, 0},
-    {"slab_sizes", C_FLAG, 0, 0},
+    {"ssl_chain_cert", C_STR, 0, 0, &tls_config.chain_cert},
+    {"ssl_key", C_STR, 0, 0, &tls_config.key},
+    {"ssl_verify_mode", C_RANGE, 0, 3, &tls_config.verify_mode},
+    {"ssl_keyformat", C_LONG, 0, 0, &tls_config.keyformat},
+    {"ssl_ciphers", C_STR, 0, 0, &tls_config.ciphers},
+    {"ssl_ca_cert", C_STR, 0, 0, &tls_config.ca_cert},
+    {"ssl_wbuf_size", C_ULONG, 0, 0, &tls_config.wbuf_kb},
+    {"ssl_session_cache", C_FLAG, 0, 0, &tls_config.session_cache},
+    {"ssl_kernel_tls", C_FLAG, 0, 0, &tls_config.kernel_tls},
+    {"ssl_min_version", C_RANGE, 0, 3, &tls_config.min_version},
+    {"ext_page_size", C_ULONG, 0, 0, NULL},
+    {"ext_wbuf_size", C_ULONG, 0, 0, NULL},
+    {"ext_threads", C_ULONG, 0, 0, NULL},
+    {"ext_io_depth", C_ULONG, 0, 0, NULL},
+    {"ext_item_size", C_ULONG, 0, 0, NULL},
+    {"ext_item_age", C_ULONG, 0, 0, NULL},
+    {"ext_low_ttl", C_ULONG, 0, 0, NULL},
+    {"ext_recache_rate", C_ULONG, 0, 0, NULL},
+    {"ext_compact_under", C_ULONG, 0, 0, NULL},
+    {"ext_drop_under", C_ULONG, 0, 0, NULL},
+    {"ext_max_sleep", C_ULONG, 0, 0, NULL},
+    {"ext_max_frag", C_DOUBLE, 0, 0, NULL},
+    {"ext_drop_unread", C_FLAG, 0, 0, NULL},
+    {"slab_automove_freeratio", C_DOUBLE, 0, 0, NULL},
+    {"no_hashexpand", C_FLAG, 0, 0, NULL},
+    {"drop_privileges", C_FLAG, 0, 0, NULL},
+    {"no_drop_privileges", C_FLAG, 0, 0, NULL},
+    {"slab_sizes", C_FLAG, 0, 0, NULL},
 };
 
 static char msg[160];
@@ -95,8 +100,8 @@ static const char *ext_path(const char *val)
 int compat_option(const char *opt, const char *val, const char **err)
 {
     const struct compat *k = NULL;
-    uint32_t u;
-    int32_t l;
+    uint32_t u = 0;
+    int32_t l = 0;
     double d;
 
     if (strcmp(opt, "ext_path") == 0) {
@@ -110,8 +115,11 @@ int compat_option(const char *opt, const char *val, const char **err)
             k = &compat[i];
     if (k == NULL)
         return 0;
-    if (k->kind == C_FLAG)
+    if (k->kind == C_FLAG) {
+        if (k->dst)
+            *(bool *)k->dst = true;
         return 1;
+    }
     if (val == NULL) {
         snprintf(msg, sizeof(msg), "Missing %s argument", k->name);
         *err = msg;
@@ -149,6 +157,14 @@ int compat_option(const char *opt, const char *val, const char **err)
         *err = msg;
         return -1;
     }
+    if (k->dst == NULL)
+        return 1;
+    if (k->kind == C_STR)
+        *(const char **)k->dst = val;
+    else if (k->kind == C_ULONG)
+        *(uint32_t *)k->dst = u;
+    else
+        *(int32_t *)k->dst = l;
     return 1;
 }
 
@@ -182,13 +198,32 @@ const char *compat_check(int threads, int udpport, unsigned long item_max)
 }
 
 const char compat_usage[] =
-    "   - ssl_chain_cert, ssl_key, ssl_keyformat, ssl_verify_mode, "
-    "ssl_ciphers,\n"
-    "     ssl_ca_cert, ssl_wbuf_size, ssl_session_cache, ssl_kernel_tls,\n"
-    "     ssl_min_version: memcached's TLS settings, checked as memcached "
-    "1.6.18\n"
-    "                          checks them; no effect here (no TLS: -Z is "
-    "refused)\n"
+    "   - ssl_chain_cert:      certificate chain file in PEM format\n"
+    "   - ssl_key:             private key, if not part of the "
+    "-ssl_chain_cert\n"
+    "   - ssl_keyformat:       private key format (PEM, DER or ENGINE) "
+    "(default: PEM)\n"
+    "   - ssl_verify_mode:     peer certificate verification mode, default "
+    "is 0(None).\n"
+    "                          valid values are 0(None), 1(Request), "
+    "2(Require)\n"
+    "                          or 3(Once)\n"
+    "   - ssl_ciphers:         specify cipher list to be used\n"
+    "   - ssl_ca_cert:         PEM format file of acceptable client CA's\n"
+    "   - ssl_wbuf_size:       size in kilobytes of per-connection SSL "
+    "output buffer\n"
+    "                          (default: 16)\n"
+    "   - ssl_session_cache:   enable server-side SSL session cache, to "
+    "support session\n"
+    "                          resumption\n"
+    "   - ssl_kernel_tls:      enable kernel TLS offload\n"
+    "   - ssl_min_version:     minimum protocol version to accept "
+    "(default: tlsv1.2)\n"
+    "                          valid values are 0(tlsv1.0), 1(tlsv1.1), "
+    "2(tlsv1.2), or 3(tlsv1.3).\n"
+    "                          (TLS covers the TCP memcached protocol "
+    "only: not UDP,\n"
+    "                          unix sockets or the RDMA path)\n"
     "   - ext_path, ext_page_size, ext_wbuf_size, ext_threads, "
     "ext_io_depth,\n"
     "     ext_item_size, ext_item_age, ext_low_ttl, ext_drop_unread,\n"

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * memcached/compat_opts.h - memcached 1.6.18 command-line options for
- * machinery this server does not have: TLS (-o ssl_*), external storage
- * (-o ext_*, slab_automove_freeratio), NAPI ids (-N), sock_cookie_id,
- * no_hashexpand, slab_sizes, drop_privileges. They are checked as
- * memcached checks them, with its messages, and have no effect here (the
- * -h text says so). -Z itself is refused, as a memcached built without TLS
- * refuses it: accepting it would leave the clients in plaintext.
+ * memcached/compat_opts.h - memcached 1.6.18 command-line options checked
+ * by one table: TLS (-o ssl_*), stored in tls_config (memcached/tls.h);
+ * and options for machinery this server does not have, which have no
+ * effect here (the -h text says so): external storage (-o ext_*,
+ * slab_automove_freeratio), NAPI ids (-N), sock_cookie_id, no_hashexpand,
+ * slab_sizes, drop_privileges. All are checked as memcached checks them,
+ * with its messages.
  */
 #ifndef MEMCACHED_COMPAT_OPTS_H
 #define MEMCACHED_COMPAT_OPTS_H
@@ -15,7 +15,8 @@
 
 /*
  * One -o suboption opt (val: after '=', or NULL). Returns 1 if it is one
- * of these and valid, 0 if it is none of them, -1 if invalid: *err is
+ * of these and valid (a TLS one is stored; val must then outlive the
+ * server, as argv does), 0 if it is none of them, -1 if invalid: *err is
  * memcached's message then (static storage). Single-threaded (start-up).
  */
 int compat_option(const char *opt, const char *val, const char **err);

@@ -25,6 +25,7 @@
 #include "memcached/settings.h"
 #include "memcached/stats.h"
 #include "memcached/thread.h"
+#include "memcached/tls.h"
 #include "memcached/udp.h"
 #include "memcached/watch.h"
 #include "proto/barrier.h"
@@ -532,27 +533,70 @@ static void release_idle_memory(struct conn *c)
     }
 }
 
+/* See conn.h. */
+ssize_t conn_recv(struct conn *c, void *buf, size_t len, bool *more)
+{
+    ssize_t n;
+
+    *more = false;
+    c->tls_read_blocked = false;
+    if (c->ssl == NULL) {
+        n = read(c->fd, buf, len);
+        if (n >= 0)
+            return n;
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            return -EAGAIN;
+        return -errno;
+    }
+    n = tls_read(c->ssl, buf, len, more);
+    if (n == TLS_WAIT_WRITABLE)
+        c->tls_read_blocked = true;
+    if (n == TLS_WAIT_READABLE || n == TLS_WAIT_WRITABLE)
+        return -EAGAIN;
+    return n == TLS_FAILED ? -ECONNRESET : n;
+}
+
+/* See conn.h. */
+ssize_t conn_send(struct conn *c, const struct iovec *iov, int niov)
+{
+    ssize_t n;
+
+    c->tls_write_blocked = false;
+    if (c->ssl == NULL) {
+        struct msghdr m = {0};
+        m.msg_iov = (struct iovec *)iov;
+        m.msg_iovlen = (size_t)(niov > IOV_MAX ? IOV_MAX : niov);
+        do
+            n = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n >= 0)
+            return n;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    }
+    n = tls_writev(c->ssl, iov, niov);
+    if (n == TLS_WAIT_READABLE)
+        c->tls_write_blocked = true;
+    if (n == TLS_WAIT_READABLE || n == TLS_WAIT_WRITABLE)
+        return -EAGAIN;
+    return n == TLS_FAILED ? -EPIPE : n;
+}
+
 /*
  * Sends queued replies. Returns 1 when everything went out, 0 when the
- * socket is full (wait for EV_WRITE), -1 when the connection is broken.
+ * socket is full (wait for wait_output()), -1 when the connection is
+ * broken.
  */
 static int out_flush(struct conn *c)
 {
     struct outq *q = &c->out;
 
     while (q->iov_next < q->niov) {
-        struct msghdr m = {0};
-        int n = q->niov - q->iov_next;
-        m.msg_iov = &q->iov[q->iov_next];
-        m.msg_iovlen = (size_t)(n > IOV_MAX ? IOV_MAX : n);
-        ssize_t sent = sendmsg(c->fd, &m, MSG_NOSIGNAL);
-        if (sent < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            if (errno == EINTR)
-                continue;
+        ssize_t sent =
+            conn_send(c, &q->iov[q->iov_next], q->niov - q->iov_next);
+        if (sent == -EAGAIN)
+            return 0;
+        if (sent < 0)
             return -1;
-        }
         stats_add(TC_BYTES_WRITTEN, (uint64_t)sent);
         q->bytes -= (size_t)sent;
         while (sent > 0) {
@@ -587,12 +631,13 @@ static void set_interest(struct conn *c, short flags)
     c->ev_added = event_add(&c->ev, NULL) == 0;
 }
 
-/*
- * Ends a TCP or unix connection: stops its event, releases queued replies,
- * a pending store and buffers, closes the fd and uncounts it. Its struct
- * stays in the table for reuse; the owner must not touch c afterwards,
- * since another worker may take it over as soon as the fd is closed.
- */
+/* Waits for what the pending output needs: a writable socket, or with TLS
+ * sometimes a readable one (the session has to read first). */
+static void wait_output(struct conn *c)
+{
+    set_interest(c, c->tls_write_blocked ? EV_READ : EV_WRITE);
+}
+
 /* c's events stop: no more reading or idle checks. */
 static void stop_events(struct conn *c)
 {
@@ -614,6 +659,13 @@ static const char *transport_name(const struct conn *c)
     return names[c->transport];
 }
 
+/*
+ * Ends a TCP or unix connection: stops its event, releases queued replies,
+ * a pending store, the TLS session and buffers, closes the fd and uncounts
+ * it. Its struct stays in the table for reuse; the owner must not touch c
+ * afterwards, since another worker may take it over as soon as the fd is
+ * closed.
+ */
 static void conn_close(struct conn *c)
 {
     static const char *const reasons[] = {
@@ -632,6 +684,8 @@ static void conn_close(struct conn *c)
         c->pend.it = NULL;
     }
     auth_sasl_free(&c->sasl);
+    tls_conn_free(c->ssl);
+    c->ssl = NULL;
     c->rstart = c->rend = 0;
     release_idle_memory(c);
     free(c->out.iov);
@@ -753,16 +807,16 @@ static enum input read_input(struct conn *c, bool *full)
         dst = c->rbuf + c->rend;
         room = c->rsize - c->rend;
     }
-    ssize_t n = read(c->fd, dst, room);
+    bool more;
+    ssize_t n = conn_recv(c, dst, room, &more);
     if (n == 0) {
         c->close_reason = CLOSE_NORMAL;
         return INPUT_CLOSED;
     }
-    if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-            return INPUT_NONE;
+    if (n == -EAGAIN)
+        return INPUT_NONE;
+    if (n < 0)
         return INPUT_CLOSED;
-    }
     stats_add(TC_BYTES_READ, (uint64_t)n);
     if (dst == c->nread_ptr) {
         c->nread_ptr += n;
@@ -770,7 +824,7 @@ static enum input read_input(struct conn *c, bool *full)
     } else {
         c->rend += (size_t)n;
     }
-    *full = (size_t)n == room;
+    *full = (size_t)n == room || more;
     return INPUT_MORE;
 }
 
@@ -947,7 +1001,11 @@ static void conn_drive(struct conn *c, bool can_read)
             return;
         }
         if (fl == 0) {
-            set_interest(c, EV_WRITE);
+            wait_output(c);
+            return;
+        }
+        if (c->tls_read_blocked) {
+            set_interest(c, EV_WRITE); /* the handshake sends first */
             return;
         }
         if (p == YIELD) {
@@ -984,10 +1042,14 @@ static void conn_event_cb(evutil_socket_t fd, short which, void *arg)
             conn_close(c);
             return;
         }
-        if (fl == 0)
+        if (fl == 0) {
+            wait_output(c);
             return;
+        }
         set_interest(c, EV_READ);
-        conn_drive(c, false);
+        /* A TLS session may hold input the socket no longer signals, or
+         * a read that waited for this. */
+        conn_drive(c, c->ssl != NULL);
         return;
     }
     conn_drive(c, true);
@@ -1055,13 +1117,18 @@ static struct conn *conn_claim(int fd, enum transport transport)
 
 /* See conn.h. The struct is claimed and set up under conns_lock, so the
  * previous owner's last writes (conn_close) happen before ours. */
-struct conn *conn_new(struct worker *w, int fd, enum transport transport)
+struct conn *conn_new(struct worker *w, int fd, enum transport transport,
+                      bool tls)
 {
+    struct ssl_st *ssl = NULL;
     struct conn *c;
 
+    if (tls && (ssl = tls_conn_new(fd)) == NULL)
+        return NULL;
     pthread_mutex_lock(&conns_lock);
     c = conn_claim(fd, transport);
     if (c != NULL) {
+        c->ssl = ssl;
         c->fd = fd;
         c->transport = transport;
         c->w = w;
@@ -1076,10 +1143,14 @@ struct conn *conn_new(struct worker *w, int fd, enum transport transport)
         set_state(c, transport == TRANSPORT_UDP ? CONN_READ : CONN_NEW_CMD);
     }
     pthread_mutex_unlock(&conns_lock);
-    if (c == NULL)
+    if (c == NULL) {
+        tls_conn_free(ssl);
         return NULL;
+    }
     set_interest(c, EV_READ);
     if (!c->ev_added) {
+        tls_conn_free(ssl);
+        c->ssl = NULL;
         pthread_mutex_lock(&conns_lock);
         set_state(c, CONN_CLOSED);
         pthread_mutex_unlock(&conns_lock);

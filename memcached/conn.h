@@ -37,6 +37,7 @@
 #include "memcached/settings.h"
 
 struct worker;
+struct ssl_st;
 
 enum transport { TRANSPORT_TCP, TRANSPORT_UNIX, TRANSPORT_UDP };
 
@@ -128,7 +129,12 @@ struct conn {
     size_t swallow_left;
 
     struct outq out;
-    bool noreply; /* the current command's replies are dropped */
+    /* -Z (memcached/tls.h): the TLS session, NULL on a plain connection.
+     * A TLS read or write may have to wait for the other direction. */
+    struct ssl_st *ssl;
+    bool tls_read_blocked;  /* a read waits for the socket to be writable */
+    bool tls_write_blocked; /* a write waits for it to be readable */
+    bool noreply;           /* the current command's replies are dropped */
     bool close_after_write;
     enum conn_close_reason close_reason;
 
@@ -148,13 +154,15 @@ struct conn {
 };
 
 /*
- * Starts serving fd on worker w (its thread). The conn struct for fd is
- * reused if it exists. A TCP or unix fd must hold a conns_reserve()
- * reservation, which the connection keeps until it closes. Returns NULL on
- * failure: fd is then not closed and its reservation not released (the
- * caller uses conns_refuse()).
+ * Starts serving fd on worker w (its thread), over TLS if tls (a TCP
+ * connection accepted on a -Z listener: the handshake runs in its first
+ * reads). The conn struct for fd is reused if it exists. A TCP or unix fd
+ * must hold a conns_reserve() reservation, which the connection keeps
+ * until it closes. Returns NULL on failure: fd is then not closed and its
+ * reservation not released (the caller uses conns_refuse()).
  */
-struct conn *conn_new(struct worker *w, int fd, enum transport transport);
+struct conn *conn_new(struct worker *w, int fd, enum transport transport,
+                      bool tls);
 
 /* Sets up the per-fd connection table; max_fds bounds descriptors.
  * Returns 0 or -ENOMEM. Called once, before any connection. */
@@ -242,6 +250,24 @@ void conn_hand_over(struct conn *c);
  * socket is full, or failed). */
 bool conn_out_flush_now(struct conn *c);
 void conn_end(struct conn *c);
+
+/*
+ * One read from c's socket, decrypted when c has a TLS session (which may
+ * run its handshake first). Returns the byte count, 0 at the end of the
+ * stream, -EAGAIN when nothing can be read now, or another -errno when the
+ * connection is broken. *more: the TLS session holds more decrypted bytes
+ * (the socket may not turn readable for them). c's thread.
+ */
+ssize_t conn_recv(struct conn *c, void *buf, size_t len, bool *more);
+
+/*
+ * Sends the head of iov[0..niov) on c's socket (through its TLS session:
+ * at most -o ssl_wbuf_size bytes; a call after -EAGAIN must present the
+ * same bytes at the head). Returns the bytes sent, -EAGAIN when the socket
+ * takes none now, or another -errno when the connection is broken. c's
+ * thread.
+ */
+ssize_t conn_send(struct conn *c, const struct iovec *iov, int niov);
 
 /* For udp.c: runs the commands of one datagram (replies stay queued),
  * then drops the queued replies once udp.c has sent them. */

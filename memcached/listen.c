@@ -21,6 +21,7 @@
 #include "memcached/settings.h"
 #include "memcached/stats.h"
 #include "memcached/thread.h"
+#include "memcached/tls.h"
 #include "proto/barrier.h"
 
 #define MAX_LISTENERS 16
@@ -29,6 +30,7 @@
 struct listener {
     int fd;
     enum transport transport;
+    bool tls; /* -Z, and not a notls: address */
     struct event *ev;
 };
 
@@ -90,7 +92,7 @@ static int open_socket(const struct addrinfo *ai)
     return fd;
 }
 
-static int add_listener(int fd, enum transport transport)
+static int add_listener(int fd, enum transport transport, bool tls)
 {
     if (nlisteners == MAX_LISTENERS) {
         fprintf(stderr, "too many listening sockets\n");
@@ -99,6 +101,7 @@ static int add_listener(int fd, enum transport transport)
     }
     listeners[nlisteners].fd = fd;
     listeners[nlisteners].transport = transport;
+    listeners[nlisteners].tls = tls;
     nlisteners++;
     conns_note_listener(fd, transport);
     return 0;
@@ -134,6 +137,28 @@ static int bind_one(char *addr, int port, int socktype)
     return fd;
 }
 
+/*
+ * Takes memcached's "notls:" prefix off *a: false if it has one (a plain
+ * listener), true if not. Without -Z the prefix is memcached's error
+ * (*bad set).
+ */
+static bool strip_notls(char **a, bool *bad)
+{
+    static const char prefix[] = "notls";
+
+    *bad = false;
+    if (strncmp(*a, prefix, sizeof(prefix) - 1) != 0)
+        return true;
+    if (!tls_config.enabled) {
+        fprintf(stderr, "'notls' option is valid only when SSL is enabled\n");
+        *bad = true;
+    }
+    *a += sizeof(prefix) - 1;
+    if (**a == ':')
+        (*a)++;
+    return false;
+}
+
 int listen_tcp_bind(const char *inter, int port, int backlog)
 {
     char *list = strdup(inter ? inter : DEFAULT_INTER);
@@ -144,6 +169,12 @@ int listen_tcp_bind(const char *inter, int port, int backlog)
         return -1;
     for (char *a = strtok_r(list, ", ", &save); a && rc == 0;
          a = strtok_r(NULL, ", ", &save)) {
+        bool bad;
+        bool tls = strip_notls(&a, &bad) && tls_config.enabled;
+        if (bad) {
+            rc = -1;
+            break;
+        }
         int fd = bind_one(a, port, SOCK_STREAM);
         if (fd < 0 || listen(fd, backlog) != 0) {
             if (fd >= 0) {
@@ -152,7 +183,7 @@ int listen_tcp_bind(const char *inter, int port, int backlog)
             }
             rc = -1;
         } else {
-            rc = add_listener(fd, TRANSPORT_TCP);
+            rc = add_listener(fd, TRANSPORT_TCP, tls);
         }
     }
     free(list);
@@ -168,6 +199,9 @@ int listen_udp_bind(const char *inter, int port)
     if (list == NULL)
         return -1;
     char *first = strtok_r(list, ", ", &save);
+    bool bad;
+    if (first)
+        strip_notls(&first, &bad); /* UDP is never TLS */
     if (first)
         fd = bind_one(first, port, SOCK_DGRAM);
     free(list);
@@ -203,7 +237,7 @@ int listen_unix_bind(const char *path, int access, int backlog)
         close(fd);
         return -1;
     }
-    return add_listener(fd, TRANSPORT_UNIX);
+    return add_listener(fd, TRANSPORT_UNIX, false);
 }
 
 /*
@@ -281,7 +315,7 @@ static void accept_cb(evutil_socket_t lfd, short which, void *arg)
             int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         }
-        thread_dispatch(fd, l->transport);
+        thread_dispatch(fd, l->transport, l->tls);
     }
 }
 

@@ -12,8 +12,10 @@
 
 /*
  * Binds TCP listeners for every address of inter (comma- or space-separated
- * "host", "host:port" or "[v6]:port"; NULL = 127.0.0.1) on port. Returns
- * 0, or -1 after printing why.
+ * "host", "host:port" or "[v6]:port"; NULL = 127.0.0.1) on port. With -Z
+ * they speak TLS, but those of addresses prefixed "notls:" (memcached's
+ * -l notls:<ip>:<port>; the prefix without -Z is an error). Returns 0, or
+ * -1 after printing why.
  */
 int listen_tcp_bind(const char *inter, int port, int backlog);
 

@@ -19,8 +19,9 @@ memcached_libmcserver_a_SOURCES = memcached/settings.c memcached/items.c \
 	memcached/thread.c memcached/listen.c memcached/proto_parse.c \
 	memcached/proto_text.c memcached/proto_meta.c memcached/proto_bin.c \
 	memcached/proto_admin.c memcached/slab_mover.c memcached/watch.c \
-	memcached/compat_opts.c memcached/auth.c memcached/auth_sasl.c
-memcached_libmcserver_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+	memcached/compat_opts.c memcached/auth.c memcached/auth_sasl.c \
+	memcached/tls.c
+memcached_libmcserver_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS)
 noinst_HEADERS += memcached/settings.h memcached/items.h \
 	memcached/items_int.h memcached/crawler.h memcached/stats.h \
 	memcached/stats_prefix.h memcached/stats_cmd.h memcached/conn.h \
@@ -28,10 +29,11 @@ noinst_HEADERS += memcached/settings.h memcached/items.h \
 	memcached/proto_parse.h memcached/proto_text.h memcached/proto_meta.h \
 	memcached/proto_bin.h memcached/proto_bin_wire.h \
 	memcached/proto_admin.h memcached/slab_mover.h memcached/watch.h \
-	memcached/compat_opts.h memcached/auth.h memcached/auth_sasl.h
+	memcached/compat_opts.h memcached/auth.h memcached/auth_sasl.h \
+	memcached/tls.h
 
 MCSERVER_LIBS = memcached/libmcserver.a memcached/libmcstore.a \
-	proto/libproto.a $(LIBEVENT_LIBS) $(SASL_LIBS)
+	proto/libproto.a $(LIBEVENT_LIBS) $(SASL_LIBS) $(OPENSSL_LIBS)
 
 # Built as memcached/memcached, installed as redn-memcached so that it can
 # sit beside Debian's memcached package (README, "Install").

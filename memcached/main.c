@@ -46,6 +46,7 @@
 #include "memcached/slabs.h"
 #include "memcached/stats.h"
 #include "memcached/thread.h"
+#include "memcached/tls.h"
 #include "rdn/rnic/rnic.h"
 
 #define EXIT_OSERR    71 /* sysexits.h EX_OSERR */
@@ -75,6 +76,10 @@ static void usage(void)
         "                          (default: 127.0.0.1, for safety; unlike "
         "memcached,\n"
         "                          which listens on every interface)\n"
+        "                          if TLS/SSL is enabled, 'notls' prefix can "
+        "be used to\n"
+        "                          disable for specific listeners (-l "
+        "notls:<ip>:<port>)\n"
         "-d, --daemon              run as a daemon\n"
         "-u, --user=<user>         assume identity of <username> (only when "
         "run as root)\n"
@@ -117,9 +122,9 @@ static void usage(void)
         "-r, --enable-coredumps    maximize core file limit\n"
         "-k, --lock-memory         lock down all paged memory\n"
         "-i, --license             print the license and exit\n"
-        "-Z, --enable-ssl          refused: this server has no TLS (as a "
-        "memcached\n"
-        "                          built without it)\n"
+        "-Z, --enable-ssl          enable TLS/SSL (the TCP memcached "
+        "protocol; see\n"
+        "                          -o ssl_*)\n"
         "-e, --memory-file=<file>  refused: the restartable cache here is "
         "the\n"
         "                          offload's (--rdn-port, "
@@ -757,7 +762,8 @@ static void parse_args(int argc, char **argv)
             print_license();
             exit(EXIT_SUCCESS);
         case 'Z':
-            usage_error("This server is not built with TLS support.");
+            tls_config.enabled = true;
+            break;
         case 'e':
             usage_error("-e (a memory file for a restartable cache) is not "
                         "supported here: the offload keeps its items across "
@@ -956,6 +962,19 @@ static void storage_init(void)
     }
 }
 
+/* -Z: memcached's check, then the certificates (its messages, exit 64). */
+static void start_tls(void)
+{
+    if (!tls_config.enabled)
+        return;
+    if (settings.port == 0) {
+        fprintf(stderr, "ERROR: You cannot enable SSL without a TCP port.\n");
+        exit(MC_EXIT_USAGE);
+    }
+    if (tls_start() != 0)
+        exit(MC_EXIT_USAGE);
+}
+
 static void bind_sockets(int *udp_fd)
 {
     *udp_fd = -1;
@@ -991,6 +1010,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "out of memory\n");
         return EXIT_OSERR;
     }
+    start_tls();
     bind_sockets(&udp_fd);
     drop_privileges();
     auth_start();

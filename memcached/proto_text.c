@@ -27,6 +27,7 @@
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
 #include "memcached/stats_prefix.h"
+#include "memcached/tls.h"
 #include "memcached/watch.h"
 
 #define MAX_VERBOSITY_LEVEL 2
@@ -420,6 +421,19 @@ static void cmd_shutdown(struct conn *c, struct token *t, size_t nt)
     }
 }
 
+/* Reloads the -Z certificate files. memcached's error reply is sent even
+ * to noreply. */
+static void cmd_refresh_certs(struct conn *c, struct token *t, size_t nt)
+{
+    char err[4096 + 320]; /* memcached's: a path and two messages */
+
+    proto_noreply_maybe(c, t, nt);
+    if (tls_refresh_certs(err, sizeof(err)))
+        conn_out_line(c, "OK");
+    else
+        conn_out_text(c, err, strlen(err));
+}
+
 /* ---- dispatch ---- */
 
 typedef void (*cmd_fn)(struct conn *c, struct token *t, size_t nt);
@@ -457,6 +471,7 @@ static const struct command commands[] = {
     {"lru", 3, SIZE_MAX, proto_lru},
     {"cache_memlimit", 3, 4, proto_cache_memlimit},
     {"watch", 2, SIZE_MAX, proto_watch},
+    {"refresh_certs", 2, SIZE_MAX, cmd_refresh_certs},
 };
 
 /*

@@ -26,6 +26,7 @@
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
 #include "memcached/stats_prefix.h"
+#include "memcached/tls.h"
 #include "memcached/watch.h"
 
 #define CACHEDUMP_MAX_BYTES (2 * 1024 * 1024) /* as memcached */
@@ -127,6 +128,7 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("log_watcher_skipped", ws.watcher_skipped);
     STAT_U64("log_watcher_sent", ws.watcher_sent);
     STAT_U64("log_watchers", ws.watchers);
+    tls_stats(sink, ctx);
     STAT_U64("bytes", it.bytes);
     STAT_U64("curr_items", it.curr_items);
     STAT_U64("total_items", s[TC_TOTAL_ITEMS]);
@@ -213,6 +215,7 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     stat_sinkf(sink, ctx, "idle_timeout", "%d", settings.idle_timeout);
     STAT_STR("track_sizes", yes_no(items_sizes_enabled()));
     STAT_STR("inline_ascii_response", "no");
+    tls_settings_stats(sink, ctx);
     STAT_STR("memory_file", "(null)");
 }
 

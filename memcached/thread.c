@@ -56,7 +56,7 @@ static void wake_cb(evutil_socket_t fd, short which, void *arg)
     pthread_mutex_unlock(&w->qlock);
     while (p) {
         struct pending_conn *next = p->next;
-        if (conn_new(w, p->fd, p->transport) == NULL)
+        if (conn_new(w, p->fd, p->transport, p->tls) == NULL)
             conns_refuse(p->fd);
         free(p);
         p = next;
@@ -91,7 +91,7 @@ static int worker_setup(struct worker *w, int id, int udp_fd)
     if (w->wake_ev == NULL || event_add(w->wake_ev, NULL) != 0)
         return -ENOMEM;
     pthread_mutex_init(&w->qlock, NULL);
-    if (udp_fd >= 0 && conn_new(w, udp_fd, TRANSPORT_UDP) == NULL)
+    if (udp_fd >= 0 && conn_new(w, udp_fd, TRANSPORT_UDP, false) == NULL)
         return -ENOMEM;
     return 0;
 }
@@ -129,7 +129,7 @@ void threads_stop(void)
     nworkers = 0;
 }
 
-void thread_dispatch(int fd, enum transport transport)
+void thread_dispatch(int fd, enum transport transport, bool tls)
 {
     struct pending_conn *p = malloc(sizeof(*p));
     struct worker *w = &workers[next_worker];
@@ -142,6 +142,7 @@ void thread_dispatch(int fd, enum transport transport)
     next_worker = (next_worker + 1) % nworkers;
     p->fd = fd;
     p->transport = transport;
+    p->tls = tls;
     p->next = NULL;
     pthread_mutex_lock(&w->qlock);
     if (w->qtail)

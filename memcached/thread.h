@@ -25,6 +25,7 @@
 struct pending_conn {
     int fd;
     enum transport transport;
+    bool tls; /* accepted on a -Z listener */
     struct pending_conn *next;
 };
 
@@ -55,8 +56,8 @@ int threads_start(int nthreads, int udp_fd);
 void threads_stop(void);
 
 /* Hands a new connection (fd reserved by conns_reserve()) to the next
- * worker (listener thread). */
-void thread_dispatch(int fd, enum transport transport);
+ * worker (listener thread); tls: it speaks TLS (conn_new()). */
+void thread_dispatch(int fd, enum transport transport, bool tls);
 
 /* A WORKER_BUF_SIZE buffer from the worker's cache (or malloc), and its
  * return. NULL only when memory is exhausted. */

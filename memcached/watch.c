@@ -287,12 +287,11 @@ static bool watcher_flush(struct watcher *w)
 
     pthread_mutex_lock(&wl.lock);
     while (w->off < w->len) {
-        ssize_t n = send(w->fd, w->buf + w->off, w->len - w->off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && errno == EINTR)
-            continue;
+        struct iovec v = {.iov_base = w->buf + w->off,
+                          .iov_len = w->len - w->off};
+        ssize_t n = conn_send(w->c, &v, 1); /* TLS too, on this thread */
         if (n < 0) {
-            blocked = errno == EAGAIN || errno == EWOULDBLOCK;
+            blocked = n == -EAGAIN;
             ok = blocked;
             break;
         }
@@ -323,10 +322,11 @@ static void watcher_io_cb(evutil_socket_t fd, short which, void *arg)
     struct watcher *w = arg;
     char sink[256];
 
+    (void)fd; /* w's connection reads (through TLS if it has it) */
     if (which & EV_READ) {
-        ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-                       errno != EINTR)) {
+        bool more;
+        ssize_t n = conn_recv(w->c, sink, sizeof(sink), &more);
+        if (n == 0 || (n < 0 && n != -EAGAIN)) {
             watcher_end(w);
             return;
         }
