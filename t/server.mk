@@ -5,7 +5,7 @@
 check_PROGRAMS += t/test_items t/test_libmemcached
 SERVER_PY_TESTS = t/proto_text.py t/proto_meta.py t/proto_stats.py \
 	t/proto_memory.py t/proto_server.py t/proto_stress.py t/conformance.py \
-	t/proto_bin.py t/proto_admin.py t/proto_watch.py
+	t/proto_bin.py t/proto_admin.py t/proto_watch.py t/proto_tls.py
 TESTS += t/test_items $(SERVER_PY_TESTS)
 dist_check_SCRIPTS += $(SERVER_PY_TESTS)
 EXTRA_DIST += t/mctest.py t/pyclients.py
