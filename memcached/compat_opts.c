@@ -200,7 +200,7 @@ const char *compat_check(int threads, int udpport, unsigned long item_max)
 const char compat_usage[] =
     "   - ssl_chain_cert:      certificate chain file in PEM format\n"
     "   - ssl_key:             private key, if not part of the "
-    "-ssl_chain_cert\n"
+    "ssl_chain_cert\n"
     "   - ssl_keyformat:       private key format (PEM, DER or ENGINE) "
     "(default: PEM)\n"
     "   - ssl_verify_mode:     peer certificate verification mode, default "
