@@ -10,7 +10,8 @@ rdn_softnic_libsoftnic_a_SOURCES = rdn/softnic/shm.c rdn/softnic/engine.c \
 	rdn/softnic/resp.c rdn/softnic/mr.c rdn/softnic/obj.c \
 	rdn/softnic/ctl.c rdn/softnic/timing.c rdn/softnic/trace.c \
 	rdn/softnic/client.c rdn/softnic/inproc.c rdn/softnic/sock.c \
-	rdn/softnic/daemon_client.c rdn/softnic/roce.c rdn/softnic/roce_pkt.c
+	rdn/softnic/daemon_client.c rdn/softnic/roce.c rdn/softnic/roce_port.c \
+	rdn/softnic/roce_pkt.c
 # Where the providers find rdn-nicd when they start one on demand: the
 # build tree's for programs run from it, else the installed one.
 rdn_softnic_libsoftnic_a_CPPFLAGS = $(AM_CPPFLAGS) \
