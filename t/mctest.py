@@ -164,6 +164,15 @@ class Client:
                                             b"SERVER_ERROR")):
                 return out
 
+    def before_mn(self, data):
+        """Sends data, then "mn\r\n": the whole reply to data (noreply
+        ones and multi-line ones included) is what comes before the MN."""
+        self.send(data + b"mn\r\n")
+        out = b""
+        while not out.endswith(b"MN\r\n"):
+            out += self.line()
+        return out[:-4]
+
     def cmd(self, data, nbytes=None):
         """Sends data and returns exactly len(nbytes) bytes of reply."""
         self.send(data)

@@ -47,11 +47,7 @@ def ask(c, cmd):
     if b" metadump " in cmd:
         c.send(cmd)
         return c.line()
-    c.send(cmd + b"mn\r\n")
-    out = b""
-    while not out.endswith(b"MN\r\n"):
-        out += c.line()
-    return out[:-4]
+    return c.before_mn(cmd)
 
 
 def session(program, args, cmds):

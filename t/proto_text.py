@@ -20,11 +20,7 @@ LONGKEY = b"k" * 251
 
 def exchange(t, c, name, send, want):
     """Sends send, then "mn": everything before the MN must be want."""
-    c.send(send + b"mn\r\n")
-    got = b""
-    while not got.endswith(b"MN\r\n"):
-        got += c.line()
-    return t.eq(name, got[:-4], want)
+    return t.eq(name, c.before_mn(send), want)
 
 
 def test_storage(t, srv):

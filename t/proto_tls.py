@@ -155,6 +155,14 @@ def test_commands(t, d):
     r = bin_resp(b)
     t.eq("binary VERSION", (r[2], r[4]), (0, b"1.6.18"))
     t.eq("ASCII sees the binary SET", c.get(b"bk"), (7, b"bin"))
+    w = tls_client(srv.port, client_ctx(d))
+    w.send(b"watch fetchers\r\n")
+    t.eq("watch over TLS", w.line(), b"OK\r\n")
+    c.get(b"k")
+    while b"\n" not in w.buf:  # log lines end in a bare "\n"
+        w._fill()
+    t.check("the log stream is encrypted too",
+            b"type=item_get key=k " in w.buf, w.buf)
     srv.stop()
     srv = Server(tls_args(d, extra="ssl_wbuf_size=1") + ["-t", "1"])
     c = tls_client(srv.port, client_ctx(d))
@@ -242,14 +250,6 @@ def test_min_version(t, d):
     srv.stop()
 
 
-def cmd(c, line):
-    c.send(line + b"\r\nmn\r\n")
-    out = b""
-    while not out.endswith(b"MN\r\n"):
-        out += c.line()
-    return out[:-4]
-
-
 def refresh_session(program, d, args):
     """refresh_certs as the files change; returns the replies and the
     certificate names new connections saw."""
@@ -267,20 +267,20 @@ def refresh_session(program, d, args):
     out = [cn(c)]
     shutil.copy(os.path.join(d, "srv2.crt"), os.path.join(w, "s.crt"))
     shutil.copy(os.path.join(d, "srv2.key"), os.path.join(w, "s.key"))
-    out.append(cmd(c, b"refresh_certs"))
-    out.append(cmd(c, b"refresh_certs noreply"))
+    out.append(c.before_mn(b"refresh_certs\r\n"))
+    out.append(c.before_mn(b"refresh_certs noreply\r\n"))
     out.append(cn(tls_client(srv.port, ctx)))
     os.unlink(os.path.join(w, "s.key"))
-    out.append(cmd(c, b"refresh_certs"))
-    out.append(cmd(c, b"refresh_certs noreply"))
+    out.append(c.before_mn(b"refresh_certs\r\n"))
+    out.append(c.before_mn(b"refresh_certs noreply\r\n"))
     with open(os.path.join(w, "s.key"), "w") as f:
         f.write("not a key\n")
-    out.append(cmd(c, b"refresh_certs"))
+    out.append(c.before_mn(b"refresh_certs\r\n"))
     shutil.copy(os.path.join(d, "srv1.key"), os.path.join(w, "s.key"))
-    out.append(cmd(c, b"refresh_certs"))  # srv2.crt with srv1.key
+    out.append(c.before_mn(b"refresh_certs\r\n"))  # srv2.crt with srv1.key
     n = tls_client(srv.port, ctx)
     out.append(cn(n))
-    out.append(cmd(n, b"version"))
+    out.append(n.before_mn(b"version\r\n"))
     srv.stop()
     return [o.replace(w.encode(), b"W") if isinstance(o, bytes) else o
             for o in out]
@@ -302,7 +302,8 @@ def test_refresh(t, d, ref_ok):
         for i in (1, 2, 4, 5, 6, 7):
             t.eq("refresh_certs reply %d as memcached" % i, ours[i], ref[i])
     srv = Server([])
-    t.eq("refresh_certs without -Z", cmd(Client(srv), b"refresh_certs"),
+    t.eq("refresh_certs without -Z",
+         Client(srv).before_mn(b"refresh_certs\r\n"),
          b"Error TLS not enabled\r\n")
     srv.stop()
     # time_since_server_cert_refresh starts again at a reload.
@@ -310,7 +311,7 @@ def test_refresh(t, d, ref_ok):
     c = tls_client(srv.port, client_ctx(d))
     time.sleep(2.1)
     old = int(c.stats()["time_since_server_cert_refresh"])
-    cmd(c, b"refresh_certs")
+    c.before_mn(b"refresh_certs\r\n")
     new = int(c.stats()["time_since_server_cert_refresh"])
     t.check("time_since_server_cert_refresh counts, and restarts",
             old >= 2 and new <= 1, (old, new))
