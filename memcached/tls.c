@@ -19,6 +19,7 @@
 
 #define SESSION_ID_CONTEXT "memcached" /* scope of cached sessions */
 #define SSL_ERR_MAX        256         /* one OpenSSL error string */
+#define WBUF_MAX           (1024 * 1024)
 
 struct tls_config tls_config = {
     .keyformat = SSL_FILETYPE_PEM,
@@ -54,11 +55,14 @@ static int verify_flags(void)
 static const int min_versions[] = {TLS1_VERSION, TLS1_1_VERSION, TLS1_2_VERSION,
                                    TLS1_3_VERSION};
 
+/* The copy buffer's size: ssl_wbuf_size, but at least a byte (memcached
+ * takes 0 too) and at most WBUF_MAX (it multiplies in 32 bits; beyond a
+ * megabyte only the count of SSL_write() calls would change). */
 static size_t wbuf_size(void)
 {
-    /* memcached takes 0 too; one byte per record still makes progress */
     size_t n = (size_t)tls_config.wbuf_kb * 1024;
-    return n ? n : 1;
+
+    return n == 0 ? 1 : n > WBUF_MAX ? WBUF_MAX : n;
 }
 
 static int new_session_cb(SSL *ssl, SSL_SESSION *sess)

@@ -208,11 +208,14 @@ class BinWorker(Worker):
         return c
 
 
-def test_stress(t):
-    srv = Server(["-t", "4", "-m", "8", "-o", "hashpower=12"])
-    deadline = time.time() + SECONDS
-    workers = [Worker(srv, i, deadline) for i in range(CLIENTS)]
-    workers += [BinWorker(srv, CLIENTS + i, deadline)
+def run_stress(t, srv, ascii_cls=Worker, bin_cls=BinWorker,
+               probe_of=Client, seconds=SECONDS):
+    """CLIENTS ascii_cls and BIN_CLIENTS bin_cls workers against srv for
+    seconds, then the checks; probe_of(srv) is a connection for stats
+    (t/proto_tls.py runs this over TLS)."""
+    deadline = time.time() + seconds
+    workers = [ascii_cls(srv, i, deadline) for i in range(CLIENTS)]
+    workers += [bin_cls(srv, CLIENTS + i, deadline)
                 for i in range(BIN_CLIENTS)]
     threads = [threading.Thread(target=w.run) for w in workers]
     for th in threads:
@@ -225,7 +228,7 @@ def test_stress(t):
     t.check("clients made progress", sum(w.ops for w in workers) > 1000,
             str(sum(w.ops for w in workers)))
     t.check("server alive", srv.alive())
-    probe = Client(srv)
+    probe = probe_of(srv)
     deadline = time.time() + 5
     st = probe.stats()
     while st["curr_connections"] != "1" and time.time() < deadline:
@@ -233,6 +236,11 @@ def test_stress(t):
         st = probe.stats()
     t.eq("closed connections are gone", st["curr_connections"], "1")
     probe.close()
+
+
+def test_stress(t):
+    srv = Server(["-t", "4", "-m", "8", "-o", "hashpower=12"])
+    run_stress(t, srv)
     srv.stop()
 
 

@@ -13,7 +13,8 @@ CA did not sign, and serves one it signed; ssl_min_version; refresh_certs
 after the files changed (new connections get the new certificate, a
 failed reload keeps the old one) with memcached's replies; session cache
 counters; garbage and stalled handshakes cost only their connection and
-count as memcached counts; start-up errors and exit codes, "stats
+are counted; t/proto_stress.py's concurrent ASCII and binary mix over TLS;
+watch streams over TLS; start-up errors and exit codes, "stats
 settings" ssl_* lines and the names of the "stats" ssl counters as
 memcached's. (The -o ssl_* parse errors are t/proto_admin.py's.)
 """
@@ -31,6 +32,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mctest import (SERVER, Client, Server, Tally, free_port,  # noqa: E402
                     root_args)
+import proto_bin  # noqa: E402
+import proto_stress  # noqa: E402
 
 REFERENCE = "/usr/bin/memcached"
 REF_ARGS = ["-l", "127.0.0.1", "-U", "0"]
@@ -79,9 +82,9 @@ def client_ctx(d, cert=None, maxv=None, minv=None):
     return ctx
 
 
-def tls_client(port, ctx, session=None):
-    """A mctest.Client whose socket speaks TLS (handshake done)."""
-    c = Client.__new__(Client)
+def tls_client(port, ctx, session=None, cls=Client):
+    """A cls (a mctest.Client) whose socket speaks TLS (handshake done)."""
+    c = cls.__new__(cls)
     raw = socket.create_connection(("127.0.0.1", port), timeout=10)
     c.sock = ctx.wrap_socket(raw, session=session)
     c.buf = b""
@@ -387,6 +390,28 @@ def test_sessions(t, d, ref_ok):
                      resumptions(REFERENCE, d, extra, v))
 
 
+def test_stress(t, d):
+    """t/proto_stress.py's concurrent mix, ASCII and binary, over TLS with
+    2 KB writes and connection churn."""
+    ctx = client_ctx(d)
+
+    class Ascii(proto_stress.Worker):
+        def connect(self):
+            return tls_client(self.srv.port, ctx)
+
+    class Binary(proto_stress.BinWorker):
+        def connect(self):
+            return tls_client(self.srv.port, ctx, cls=proto_bin.BinClient)
+
+    srv = Server(tls_args(d, extra="ssl_wbuf_size=2") +
+                 ["-t", "2", "-m", "8", "-o", "hashpower=12"])
+    proto_stress.run_stress(t, srv, Ascii, Binary,
+                            lambda s: tls_client(s.port, ctx), 4.0)
+    t.eq("no handshake failed", tls_client(srv.port, ctx).stats()[
+        "ssl_handshake_errors"], "0")
+    srv.stop()
+
+
 def start_error(program, args):
     r = subprocess.run([program] + root_args() + args, capture_output=True,
                        timeout=20)
@@ -478,6 +503,7 @@ def main():
         t.run(test_refresh, d, ref_ok)
         t.run(test_garbage, d)
         t.run(test_sessions, d, ref_ok)
+        t.run(test_stress, d)
         t.run(test_startup, d, ref_ok)
         t.run(test_stats, d, ref_ok)
     finally:
