@@ -15,11 +15,12 @@
  * Processing: each readable event reads once (more while the buffer fills),
  * then runs every complete command line (proto_text.c) or binary request
  * (proto_bin.c) up to settings.reqs_per_event commands, then flushes the
- * replies with one sendmsg(). Data blocks of storage commands are read straight
- * into the new item's memory. Replies to a client that does not read pile up at
- * most until the socket is full: then the connection stops reading input
- * until its output drains. With -o idle_timeout, a connection waiting for
- * a command longer than that is closed (memcached's idle_kicks).
+ * replies with one sendmsg() (with -Z: through the connection's TLS
+ * session, conn_recv() and conn_send()). Data blocks of storage commands are
+ * read straight into the new item's memory. Replies to a client that does not
+ * read pile up at most until the socket is full: then the connection stops
+ * reading input until its output drains. With -o idle_timeout, a connection
+ * waiting for a command longer than that is closed (memcached's idle_kicks).
  */
 #ifndef MEMCACHED_CONN_H
 #define MEMCACHED_CONN_H

@@ -61,6 +61,8 @@ def make_pki(d):
                 name + ".crt", "-days", "2")
     openssl(d, "req", "-x509", *ec, "-keyout", "rogue.key", "-out",
             "rogue.crt", "-days", "2", "-subj", "/CN=rogue")
+    openssl(d, "pkey", "-in", "srv1.key", "-outform", "DER", "-out",
+            "srv1.der")
 
 
 def tls_args(d, cert="srv1", extra=""):
@@ -232,6 +234,14 @@ def test_verify(t, d):
     c = tls_client(srv.port, client_ctx(d))
     t.eq("verify_mode 1 serves a client without certificate",
          c.set(b"a", b"b"), b"STORED\r\n")
+    srv.stop()
+
+
+def test_keyformat(t, d):
+    srv = Server(["-Z", "-o", "ssl_chain_cert=%s/srv1.crt,ssl_key=%s/srv1.der,"
+                  "ssl_keyformat=2" % (d, d)])
+    c = tls_client(srv.port, client_ctx(d))
+    t.eq("ssl_keyformat=2: a DER key", c.set(b"k", b"v"), b"STORED\r\n")
     srv.stop()
 
 
@@ -429,6 +439,8 @@ def test_startup(t, d, ref_ok):
         ["-Z"] + srv1 + ["-o", "ssl_ca_cert=/nonexist"],
         ["-Z"] + srv1 + ["-o", "ssl_ca_cert=/etc/hostname"],
         ["-Z"] + srv1 + ["-o", "ssl_ciphers=NOSUCHCIPHER"],
+        ["-Z"] + srv1 + ["-o", "ssl_keyformat=2"],
+        ["-Z"] + srv1 + ["-o", "ssl_keyformat=7"],
         ["-Z", "-s", os.path.join(d, "x.sock")],
         ["-l", "notls:127.0.0.1:1"],
     ]
@@ -499,6 +511,7 @@ def main():
         t.run(test_commands, d)
         t.run(test_plain_paths, d)
         t.run(test_verify, d)
+        t.run(test_keyformat, d)
         t.run(test_min_version, d)
         t.run(test_refresh, d, ref_ok)
         t.run(test_garbage, d)
