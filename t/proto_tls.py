@@ -84,13 +84,22 @@ def client_ctx(d, cert=None, maxv=None, minv=None):
     return ctx
 
 
-def tls_client(port, ctx, session=None, cls=Client):
-    """A cls (a mctest.Client) whose socket speaks TLS (handshake done)."""
+def on(sock, cls=Client):
+    """A cls (a mctest.Client) on the connected socket sock."""
     c = cls.__new__(cls)
-    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
-    c.sock = ctx.wrap_socket(raw, session=session)
+    c.sock = sock
     c.buf = b""
     return c
+
+
+def plain_client(port):
+    return on(socket.create_connection(("127.0.0.1", port), timeout=10))
+
+
+def tls_client(port, ctx, session=None, cls=Client):
+    """A cls (a mctest.Client) whose socket speaks TLS (handshake done)."""
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    return on(ctx.wrap_socket(raw, session=session), cls)
 
 
 def refused(c):
@@ -181,9 +190,7 @@ def test_plain_paths(t, d):
     plain_port = free_port()
     srv = Server(tls_args(d) + ["-l", "127.0.0.1,notls:127.0.0.1:%d" %
                                 plain_port], udp=True)
-    p = Client.__new__(Client)
-    p.sock = socket.create_connection(("127.0.0.1", plain_port), timeout=10)
-    p.buf = b""
+    p = plain_client(plain_port)
     t.eq("notls listener speaks plain text", p.set(b"k", b"plain"),
          b"STORED\r\n")
     c = tls_client(srv.port, client_ctx(d))
@@ -384,6 +391,18 @@ def resumptions(program, d, extra, version):
     return out
 
 
+def test_idle_handshake(t, d):
+    """-o idle_timeout closes a handshake that stalls, as an idle client."""
+    srv = Server(tls_args(d) + ["-o", "idle_timeout=1"])
+    stalled = plain_client(srv.port)
+    stalled.send(b"\x16\x03\x01\x02\x00\x01\x00\x01")
+    t.check("a stalled handshake is closed by idle_timeout",
+            stalled.closed_by_server(6.0))
+    st = tls_client(srv.port, client_ctx(d)).stats()
+    t.eq("and counted in idle_kicks", st["idle_kicks"], "1")
+    srv.stop()
+
+
 def test_sessions(t, d, ref_ok):
     """Resumption works with tickets whatever ssl_session_cache says (the
     same OpenSSL calls as memcached); ssl_new_sessions counts what
@@ -515,6 +534,7 @@ def main():
         t.run(test_min_version, d)
         t.run(test_refresh, d, ref_ok)
         t.run(test_garbage, d)
+        t.run(test_idle_handshake, d)
         t.run(test_sessions, d, ref_ok)
         t.run(test_stress, d)
         t.run(test_startup, d, ref_ok)
