@@ -14,7 +14,8 @@ after the files changed (new connections get the new certificate, a
 failed reload keeps the old one) with memcached's replies; session cache
 counters; garbage and stalled handshakes cost only their connection and
 are counted; t/proto_stress.py's concurrent ASCII and binary mix over TLS;
-watch streams over TLS; start-up errors and exit codes, "stats
+watch streams and the -Y login over TLS; a stalled handshake and
+idle_timeout; start-up errors and exit codes, "stats
 settings" ssl_* lines and the names of the "stats" ssl counters as
 memcached's. (The -o ssl_* parse errors are t/proto_admin.py's.)
 """
@@ -216,6 +217,24 @@ def test_plain_paths(t, d):
     u = Client(srv, unix=sock)
     t.eq("unix socket stays plain under -Z", u.set(b"k", b"x"),
          b"STORED\r\n")
+    srv.stop()
+
+
+def test_ascii_auth(t, d):
+    """-Y's login runs over TLS like any command (it then crosses the
+    network encrypted)."""
+    pw = os.path.join(d, "auth")
+    with open(pw, "w") as f:
+        f.write("alice:s3cret\n")
+    srv = Server(tls_args(d) + ["-Y", pw])
+    c = tls_client(srv.port, client_ctx(d))
+    c.send(b"get k\r\n")
+    t.eq("-Y over TLS: a command before the login",
+         c.line(), b"CLIENT_ERROR unauthenticated\r\n")
+    c = tls_client(srv.port, client_ctx(d))
+    t.eq("-Y over TLS: the login", c.set(b"x", b"alice s3cret"),
+         b"STORED\r\n")
+    t.eq("-Y over TLS: then commands", c.set(b"k", b"v"), b"STORED\r\n")
     srv.stop()
 
 
@@ -529,6 +548,7 @@ def main():
         make_pki(d)
         t.run(test_commands, d)
         t.run(test_plain_paths, d)
+        t.run(test_ascii_auth, d)
         t.run(test_verify, d)
         t.run(test_keyformat, d)
         t.run(test_min_version, d)
