@@ -36,8 +36,11 @@ static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t last_refresh; /* items_now() of the last load; atomic */
 static uint64_t handshake_errors, new_sessions; /* atomic */
 
-/* Each thread's copy buffer of tls_writev(), allocated on first use. */
-static __thread char *wbuf;
+/* Each thread's copy buffer of tls_writev(): allocated on first use,
+ * freed when the thread ends (wbuf_key's destructor). */
+static pthread_key_t wbuf_key;
+static pthread_once_t wbuf_once = PTHREAD_ONCE_INIT;
+static bool wbuf_key_ok;
 
 /* ssl_verify_mode 0..3 as OpenSSL's flags (what stats settings shows). */
 static int verify_flags(void)
@@ -63,6 +66,30 @@ static size_t wbuf_size(void)
     size_t n = (size_t)tls_config.wbuf_kb * 1024;
 
     return n == 0 ? 1 : n > WBUF_MAX ? WBUF_MAX : n;
+}
+
+static void wbuf_key_create(void)
+{
+    wbuf_key_ok = pthread_key_create(&wbuf_key, free) == 0;
+}
+
+/* This thread's copy buffer; NULL when out of memory. */
+static char *thread_wbuf(void)
+{
+    char *buf;
+
+    pthread_once(&wbuf_once, wbuf_key_create);
+    if (!wbuf_key_ok)
+        return NULL;
+    buf = pthread_getspecific(wbuf_key);
+    if (buf == NULL) {
+        buf = malloc(wbuf_size());
+        if (buf != NULL && pthread_setspecific(wbuf_key, buf) != 0) {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    return buf;
 }
 
 static int new_session_cb(SSL *ssl, SSL_SESSION *sess)
@@ -298,12 +325,10 @@ ssize_t tls_read(struct ssl_st *ssl, void *buf, size_t len, bool *more)
 ssize_t tls_writev(struct ssl_st *ssl, const struct iovec *iov, int niov)
 {
     size_t room = wbuf_size(), used = 0;
+    char *wbuf = thread_wbuf();
 
-    if (wbuf == NULL) {
-        wbuf = malloc(room);
-        if (wbuf == NULL)
-            return TLS_FAILED;
-    }
+    if (wbuf == NULL)
+        return TLS_FAILED;
     for (int i = 0; i < niov && used < room; i++) {
         size_t n = iov[i].iov_len < room - used ? iov[i].iov_len : room - used;
         memcpy(wbuf + used, iov[i].iov_base, n);
