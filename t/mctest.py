@@ -235,6 +235,18 @@ class Client:
         return out
 
 
+def wait_for(fn, secs=10.0, step=0.05):
+    """fn() until it is true, every step seconds for at most secs: its last
+    value. For what the server does after it answered (a closed
+    connection's end, a thread's sweep), which a loaded machine delays."""
+    deadline = time.time() + secs
+    while True:
+        v = fn()
+        if v or time.time() > deadline:
+            return v
+        time.sleep(step)
+
+
 class Tally:
     """Counts checks; finish() prints the closing line and exits."""
 
