@@ -146,7 +146,15 @@ stop_nicd a; stop_nicd b
 for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2" "loss=1,delay=5"; do
     start_nicd a "$NA" 10.77.0.1 RDN_NICD_ROCE_FAULTS=$f &&
     start_nicd b "$NB" 10.77.0.2 RDN_NICD_ROCE_FAULTS=$f || exit 1
-    check "ops under $f" run_ops env RDN_TEST_ROUNDS=1
+    # Under a delay each way, a round trip takes at least twice as long.
+    case $f in
+    *delay=*)
+        d=${f##*delay=}
+        rtt=RDN_TEST_MIN_RTT_MS=$((2 * ${d%%,*}))
+        ;;
+    *) rtt= ;;
+    esac
+    check "ops under $f" run_ops env RDN_TEST_ROUNDS=1 $rtt
     case $f in
     loss*) check "retransmissions counted under $f" moved 0 retrans ;;
     dup*) check "duplicates counted under $f" moved 0 dups_rx ;;
@@ -170,7 +178,7 @@ pingpong() { # SERVER_NS SERVER_SOCK CLIENT_NS CLIENT_SOCK SERVER_ADDR SIZE
     "$NETNS_EXEC" "$1" env RDN_NICD_SOCKET="$2" RDN_NICD_AUTOSTART=0 \
         "$PP" -p 18515 -g 1 -s "$6" -n 50 >"$dir/pps.out" 2>&1 &
     spid=$!
-    for _ in $(seq 100); do
+    for _ in $(seq 600); do
         "$NETNS_EXEC" "$1" ss -ltn | grep -q ":18515" && break
         sleep 0.05
     done
@@ -196,7 +204,7 @@ mc_across() {
         "$MC" -u root -p 11211 --rdn-port=11212 -l 10.77.0.1 \
         >"$dir/mc.log" 2>&1 &
     echo $! >"$dir/mc.pid"
-    for _ in $(seq 100); do
+    for _ in $(seq 300); do
         "$NETNS_EXEC" "$NA" ss -ltn | grep -q "10.77.0.1:11212" && break
         sleep 0.1
     done
