@@ -52,7 +52,7 @@ start_nicd() {
     rm -f "$dir/$n.sock"
     "$NETNS_EXEC" "$ns" env "$@" "$NICD" -s "$dir/$n.sock" --listen "$addr" \
         --mtu "${MTU:-1024}" -l "$dir/$n.log" -p "$dir/$n.pid" ${NICD_ARGS:-} &
-    for _ in $(seq 100); do
+    for _ in $(seq 600); do
         [ -S "$dir/$n.sock" ] && [ -f "$dir/$n.pid" ] && return 0
         sleep 0.05
     done

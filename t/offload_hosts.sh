@@ -70,7 +70,7 @@ two_addresses() {
         RDN_NICD_AUTOSTART=0 "$MC" -u root -l 0.0.0.0 -p 11211 \
         --rdn-port=11212 -vv >"$dir/mc.log" 2>&1 &
     echo $! >"$dir/mc.pid"
-    for _ in $(seq 100); do
+    for _ in $(seq 300); do
         "$NETNS_EXEC" "$NA" ss -ltn | grep -q "0.0.0.0:11212" && break
         sleep 0.1
     done

@@ -49,7 +49,7 @@ if [ "${1:-}" = --host ]; then
     "$B/rdn/softnic/rdn-nicd" -s "$dir/n.sock" --listen 10.77.0.1 \
         -l "$dir/n.log" &
     nd=$!
-    for _ in $(seq 100); do [ -S "$dir/n.sock" ] && break; sleep 0.05; done
+    for _ in $(seq 600); do [ -S "$dir/n.sock" ] && break; sleep 0.05; done
     pp() {
         RDN_NICD_SOCKET="$dir/n.sock" RDN_NICD_AUTOSTART=0 \
             timeout 120 "$B/rdn/softnic/rdn-pingpong" "$@"
