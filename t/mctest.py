@@ -169,8 +169,9 @@ class Client:
         self.send(data)
         return self.read(nbytes)
 
-    def closed_by_server(self, wait=2.0):
-        """True if the server closed the connection (EOF within wait)."""
+    def closed_by_server(self, wait=IO_TIMEOUT):
+        """True if the server closed the connection (EOF within wait: it
+        comes at once when it comes, a loaded machine may delay it)."""
         self.sock.settimeout(wait)
         try:
             while True:
