@@ -21,7 +21,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mctest import SERVER, Client, Server, Tally, root_args  # noqa: E402
+from mctest import (SERVER, Client, Server, Tally, root_args,  # noqa: E402
+                    wait_for)
 
 REFERENCE = "/usr/bin/memcached"
 REF_ARGS = ["-l", "127.0.0.1", "-U", "0"]
@@ -53,10 +54,36 @@ def ask(c, cmd):
     return out[:-4]
 
 
+def crawler_idle(srv):
+    """Waits (bounded) until memcached's LRU crawler runs nothing: its
+    start-up crawl, or the crawl a crawl or metadump leaves running after
+    its reply. Busy, it says BUSY where, idle, it answers: its replies are
+    compared, not its timing. (Without a crawler thread memcached has no
+    lru_crawler_running.)"""
+    probe = Client(srv)
+    wait_for(lambda: probe.stats().get("lru_crawler_running", "0") == "0")
+    probe.close()
+
+
+def crawler_stopped(srv):
+    """Waits (bounded) until "lru_crawler disable" took: memcached's
+    crawler thread stops after the OK, and a crawl asked meanwhile gets
+    "an unknown error" instead of "lru crawler disabled"."""
+    probe = Client(srv)
+    wait_for(lambda: probe.stats(b"settings")["lru_crawler"] == "no")
+    probe.close()
+
+
 def session(program, args, cmds):
     srv = Server(args, program=program)
     c = Client(srv)
-    out = [mask(ask(c, cmd)) for cmd in cmds]
+    out = []
+    for cmd in cmds:
+        if cmd.startswith(b"lru_crawler "):
+            crawler_idle(srv)
+        out.append(mask(ask(c, cmd)))
+        if cmd == b"lru_crawler disable\r\n":
+            crawler_stopped(srv)
     srv.stop()
     return out
 
