@@ -62,16 +62,37 @@ static void sn_sq_copy(const struct sn_qp *qp, uint32_t bb, uint32_t off,
     }
 }
 
-/* sn_sq_copy() with the common case inline: no snapshot, no wrap. */
+/*
+ * sn_sq_copy() with the common case inline: no snapshot, no wrap, at most
+ * three segments (the rest of a one-block WQE). Copies of a constant size
+ * are a few moves; the compiler makes one of variable size a string copy,
+ * whose start alone takes longer.
+ */
 static inline void sn_sq_read(const struct sn_qp *qp, uint32_t bb, uint32_t off,
                               uint8_t *dst, size_t len)
 {
     size_t at = (size_t)(bb & (qp->sq_cnt - 1)) * MLX5_SEND_WQE_BB + off;
+    const uint8_t *src = qp->sq + at;
 
-    if (!qp->shadow && at + len <= (size_t)qp->sq_cnt * MLX5_SEND_WQE_BB)
-        memcpy(dst, qp->sq + at, len);
-    else
+    if (qp->shadow || at + len > (size_t)qp->sq_cnt * MLX5_SEND_WQE_BB) {
         sn_sq_copy(qp, bb, off, dst, len);
+        return;
+    }
+    switch (len) {
+    case 0:
+        break;
+    case MLX5_SEND_WQE_DS:
+        memcpy(dst, src, MLX5_SEND_WQE_DS);
+        break;
+    case 2 * MLX5_SEND_WQE_DS:
+        memcpy(dst, src, 2 * MLX5_SEND_WQE_DS);
+        break;
+    case 3 * MLX5_SEND_WQE_DS:
+        memcpy(dst, src, 3 * MLX5_SEND_WQE_DS);
+        break;
+    default:
+        sn_sq_copy(qp, bb, off, dst, len);
+    }
 }
 
 /* Strict mode: snapshot WQEBBs up to the window ahead of ci. */
