@@ -12,11 +12,11 @@
 /*
  * Opens the channel: with host, connects to host:port (any address
  * family getaddrinfo gives); with host NULL, listens on port (every
- * address, IPv6 and IPv4) and accepts one peer, then closes the listener.
- * Blocks until connected. Returns the connected socket (the caller closes it),
- * or -errno: -ECONNREFUSED when nobody listens at host:port (yet), -EINVAL when
- * host or port do not resolve, others from socket(), bind(), connect(),
- * accept().
+ * address, IPv6 and IPv4) and accepts one peer, then closes the listener. Blocks until
+ * connected. Returns the connected socket (the caller closes it), or
+ * -errno: -ECONNREFUSED when nobody listens at host:port (yet), -EINVAL
+ * when host or port do not resolve, others from socket(), bind(),
+ * connect(), accept().
  */
 int oob_open(const char *host, int port);
 
