@@ -156,9 +156,18 @@ static void usage(void)
         "as memcached\n"
         "                          does; no effect here (items are never "
         "chunked)\n"
-        "   - no_chunked_items, slab_reassign, no_slab_reassign, "
-        "slab_automove,\n"
-        "     no_slab_automove, slab_automove_ratio, slab_automove_window,\n"
+        "   - slab_reassign, no_slab_reassign: allow page moves between "
+        "classes\n"
+        "   - slab_automove:       0 off, 1 move pages by LRU age (default), "
+        "2 on\n"
+        "                          every eviction; no_slab_automove: 0\n"
+        "   - slab_automove_ratio: a page moves when the youngest class's "
+        "age is\n"
+        "                          below this share of the oldest's "
+        "(default: 0.80)\n"
+        "   - slab_automove_window: seconds of history automove 1 weighs "
+        "(default: 30)\n"
+        "   - no_chunked_items,\n"
         "     tail_repair_time, lru_maintainer, no_lru_maintainer, "
         "hot_lru_pct,\n"
         "     warm_lru_pct, hot_max_factor, warm_max_factor, "
@@ -320,7 +329,8 @@ static const struct knob knobs[] = {
      .min = 3,
      .max = INT_MAX,
      .missing = "Missing slab_automove_window argument",
-     .bad = "slab_automove_window must be > 2"},
+     .bad = "slab_automove_window must be > 2",
+     .value = &settings.slab_automove_window},
     {.name = "tail_repair_time",
      .kind = KNOB_INT,
      .min = 10,
@@ -352,7 +362,8 @@ static const struct knob knobs[] = {
      .kind = KNOB_FLOAT,
      .max = 1,
      .missing = "Missing slab_automove_ratio argument",
-     .bad = "slab_automove_ratio must be > 0 and < 1"},
+     .bad = "slab_automove_ratio must be > 0 and < 1",
+     .dvalue = &settings.slab_automove_ratio},
     {.name = "hot_max_factor",
      .kind = KNOB_FLOAT,
      .missing = "Missing hot_max_factor argument",

@@ -169,11 +169,11 @@ static void slabs_automove(struct conn *c, struct token *t, size_t nt)
 
     proto_noreply_maybe(c, t, nt);
     if (strcmp(t[2].value, "ratio") == 0) {
-        /* Accepted as memcached does; our automove has no ratio. */
         if (nt < 5 || !parse_double(t[3].value, &ratio)) {
             conn_out_line(c, "ERROR");
             return;
         }
+        settings_set_automove_ratio(ratio);
     } else {
         if (!parse_u32(t[2].value, &level)) {
             conn_out_line(c, "CLIENT_ERROR bad command line format");

@@ -192,6 +192,9 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     STAT_U64("hashpower_init", settings.hashpower_init);
     STAT_STR("slab_reassign", yes_no(settings.slab_reassign));
     STAT_U64("slab_automove", SETTING_GET(slab_automove));
+    stat_sinkf(sink, ctx, "slab_automove_ratio", "%.2f",
+               settings_automove_ratio());
+    STAT_U64("slab_automove_window", settings.slab_automove_window);
     stat_sinkf(sink, ctx, "slab_chunk_max", "%d", settings.slab_chunk_max);
     STAT_STR("lru_crawler", yes_no(SETTING_GET(lru_crawler)));
     STAT_U64("lru_crawler_sleep", SETTING_GET(lru_crawler_sleep));
