@@ -16,6 +16,7 @@ every option of its -h is in ours.
 """
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -163,6 +164,7 @@ SLABS_LRU = [
 # Not lru_crawler: memcached's "disable" stops its thread asynchronously,
 # so what its stats settings say right after depends on timing.
 SETTINGS_SHOWN = [b"maxbytes", b"slab_reassign", b"slab_automove",
+                  b"slab_automove_ratio", b"slab_automove_window",
                   b"lru_crawler_sleep", b"lru_crawler_tocrawl",
                   b"lru_segmented", b"hot_lru_pct", b"warm_lru_pct",
                   b"hot_max_factor", b"warm_max_factor", b"temp_lru",
@@ -196,6 +198,7 @@ def test_truncation_refused(t):
 def test_settings_follow(t):
     cmds = [b"lru_crawler sleep 77\r\n", b"lru_crawler tocrawl 9\r\n",
             b"lru_crawler disable\r\n", b"slabs automove 2\r\n",
+            b"slabs automove ratio 0.456\r\n",
             b"lru tune 11 22 0.33 3.5\r\n", b"lru mode flat\r\n",
             b"lru temp_ttl 45\r\n", b"cache_memlimit 40\r\n"]
     ours = settings_after(None, [], cmds)
@@ -293,6 +296,158 @@ def test_page_move(t):
     ref = page_move(REFERENCE, REF_ARGS)
     for i, (a, b) in enumerate(zip(ours, ref)):
         t.eq("page move step %d as memcached" % i, a, b)
+
+
+def pages_of(c, cls):
+    return int(c.stats(b"slabs").get("%d:total_pages" % cls, "0"))
+
+
+def automove_reclaim(program, args):
+    """automove 1 with a 3 s window: class 1 filled over 7 pages, then
+    emptied, gives pages to the global pool until 2.5 pages' worth of free
+    chunks or fewer are left."""
+    srv = Server(args + ["-m", "64", "-o", "slab_automove_window=3"],
+                 program=program)
+    c = Client(srv)
+    for i in range(70000):
+        c.send(b"set k%d 0 0 10 noreply\r\n0123456789\r\n" % i)
+    ask(c, b"version\r\n")
+    out = [pages_of(c, 1)]
+    for i in range(70000):
+        c.send(b"delete k%d noreply\r\n" % i)
+    ask(c, b"version\r\n")
+    deadline = time.time() + 40
+    while time.time() < deadline and pages_of(c, 1) > 2:
+        time.sleep(0.1)
+    time.sleep(2)  # no further move: more would leave too few free chunks
+    st = c.stats()
+    out += [pages_of(c, 1), st.get("slabs_moved"),
+            st.get("slab_global_page_pool")]
+    srv.stop()
+    return out
+
+
+def automove_evict(program, args):
+    """automove 2: class 1 holds all memory, emptied; a class that then
+    has to evict takes class 1's pages, one per move, until it has one
+    left (memcached's "source keeps a page")."""
+    srv = Server(args + ["-m", "8", "-o", "slab_automove=2"],
+                 program=program)
+    c = Client(srv)
+    for i in range(80000):
+        c.send(b"set k%d 0 0 10 noreply\r\n0123456789\r\n" % i)
+    ask(c, b"version\r\n")
+    before = pages_of(c, 1)
+    for i in range(80000):
+        c.send(b"delete k%d noreply\r\n" % i)
+    val = b"v" * 900
+    deadline = time.time() + 40
+    i = 0
+    while time.time() < deadline and pages_of(c, 1) > 1:
+        for _ in range(2000):
+            c.send(b"set big%d 0 0 %d noreply\r\n%s\r\n" % (i, len(val),
+                                                               val))
+            i += 1
+        ask(c, b"version\r\n")
+    st = c.stats()
+    out = [before > 4, pages_of(c, 1), int(st.get("slabs_moved")) >= before - 1,
+           int(st.get("evictions")) > 0]
+    srv.stop()
+    return out
+
+
+def test_automove(t):
+    for what, fn in (("reclaim to the pool", automove_reclaim),
+                     ("automove 2 on evictions", automove_evict)):
+        ours = fn(None, [])
+        ref = fn(REFERENCE, REF_ARGS)
+        t.eq("automove %s as memcached" % what, ours, ref)
+
+
+def vm_hwm_kb(srv):
+    with open("/proc/%d/status" % srv.proc.pid) as f:
+        for ln in f:
+            if ln.startswith("VmHWM:"):
+                return int(ln.split()[1])
+    return 0
+
+
+BIG_DUMP = 200000
+
+
+def fill_big(c):
+    val = b"v" * 100
+    for i in range(BIG_DUMP):
+        c.send(b"set key:%07d 0 0 %d noreply\r\n%s\r\n" % (i, len(val), val))
+    ask(c, b"version\r\n")
+
+
+def read_dump(c):
+    """The rest of a metadump: its line count, and its last line."""
+    n = 0
+    while True:
+        while b"\n" not in c.buf:
+            c._fill()
+        lines = c.buf.split(b"\n")
+        c.buf = lines.pop()
+        for ln in lines:
+            if not ln.startswith(b"key="):
+                return n, ln
+            n += 1
+
+
+def test_metadump_streams(t):
+    """A metadump of 200,000 items (about 18 MB of lines) to a client that
+    stops reading: the server's peak RSS grows by much less than the dump
+    (it is produced as the socket drains), another client on the same
+    worker thread (-t 1) is served meanwhile, and then the whole dump
+    arrives, every item once. (memcached's own dump of these 200,000
+    items may miss a few its LRU maintainer moves meanwhile: no count is
+    compared with it here.)"""
+    srv = Server(["-m", "256", "-t", "1"])
+    c = Client(srv)
+    fill_big(c)
+    hwm = vm_hwm_kb(srv)
+    c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    c.send(b"lru_crawler metadump all\r\n")
+    first = c.read(4096)
+    t.check("dump begins", first.startswith(b"key=key%3A"), first[:80])
+    other = Client(srv)
+    other.sock.settimeout(5)
+    t.eq("another client served while the dump waits",
+         ask(other, b"set other 0 0 2\r\nhi\r\n") + ask(other,
+                                                        b"get other\r\n"),
+         b"STORED\r\nVALUE other 0 2\r\nhi\r\nEND\r\n")
+    time.sleep(0.5)
+    paused_hwm = vm_hwm_kb(srv)
+    c.buf = first + c.buf
+    # "other" went to class 1, which the dump had passed (it was empty).
+    t.eq("the whole dump arrives", read_dump(c), (BIG_DUMP, b"END\r"))
+    grown = vm_hwm_kb(srv) - hwm
+    print("metadump: peak RSS grew %d kB (%d kB while paused)" % (grown, paused_hwm - hwm))
+    t.check("peak RSS grew by less than 4 MB during an 18 MB dump (%d kB; "
+            "%d kB while paused)" % (grown, paused_hwm - hwm), grown < 4096,
+            grown)
+    c.send(b"lru_crawler metadump hash\r\n")
+    t.eq("metadump hash: every item", read_dump(c),
+         (BIG_DUMP + 1, b"END\r"))
+    # A client that leaves mid-dump: its cursor leaves the LRU with it.
+    c.send(b"lru_crawler metadump all\r\n")
+    c.read(1000)
+    c.close()
+    c = Client(srv)
+    t.eq("server serves on after a dump was abandoned",
+         ask(c, b"get other\r\n"), b"VALUE other 0 2\r\nhi\r\nEND\r\n")
+    c.send(b"lru_crawler metadump 1,2,3\r\n")
+    ours_classes = read_dump(c)
+    srv.stop()
+    ref = Server(REF_ARGS + ["-m", "256"], program=REFERENCE)
+    rc = Client(ref)
+    fill_big(rc)
+    ask(rc, b"set other 0 0 2\r\nhi\r\n")
+    rc.send(b"lru_crawler metadump 1,2,3\r\n")
+    t.eq("metadump of a class list as memcached", ours_classes, read_dump(rc))
+    ref.stop()
 
 
 def test_metadump_many(t):
@@ -401,7 +556,9 @@ def main():
     t.run(test_flags_change_replies)
     t.run(test_bytes)
     t.run(test_page_move)
+    t.run(test_automove)
     t.run(test_metadump_many)
+    t.run(test_metadump_streams)
     t.run(test_flags)
     t.run(test_help_lists_memcached_options)
     t.finish()
