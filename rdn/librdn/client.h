@@ -55,9 +55,14 @@ struct rdn_opts {
      * or -Y): its handshake wants it before anything else (docs/wire.md,
      * AUTH), and so does the "stats rdn" that finds the RDMA port (-Y's
      * ASCII login; with -S SASL PLAIN and the binary STAT "rdn").
-     * NULL: none. At most 255 bytes each; copied. librdn's TCP path logs
-     * in nowhere: with such a server the application's handle
-     * (rdn_connect_memc()) does, e.g. memcached_set_sasl_auth_data().
+     * NULL: none. At most 255 bytes each; copied. The TCP path logs in
+     * with it too, when a GET over TCP is refused: -Y's ASCII login on
+     * the connection to the key's server (any handle; again after each
+     * reconnection), or, for a server that speaks the binary protocol
+     * only (-S), a SASL PLAIN login: librdn's own handle (rdn_connect(),
+     * rdn_connect_config()) then speaks binary with
+     * memcached_set_sasl_auth_data(); an application's handle
+     * (rdn_connect_memc()) is not switched, its SASL setup is its own.
      */
     const char *user;
     const char *password;
@@ -141,7 +146,8 @@ struct memcached_st *rdn_memc(const struct rdn_conn *c);
  * -EINVAL (bad key or arguments), -EAGAIN (opts.no_fallback and the NIC
  * could not answer for sure), -EIO (the TCP fallback failed too: with
  * libmemcached's settings, a server that is down), -EACCES (the TCP
- * fallback was refused: the server wants a login the handle lacks), -ENOMEM,
+ * fallback was refused: the server wants a login and opts.user is missing
+ * or refused), -ENOMEM,
  * -ENOTCONN (the handle has no servers).
  */
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,
