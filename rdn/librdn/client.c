@@ -14,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -779,34 +780,50 @@ static int sync_servers(struct rdn_conn *c)
     return 0;
 }
 
-static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts,
-                         enum rdn_down while_down)
-{
-    if (opts)
-        c->opts = *opts;
-    if (c->opts.user) {
-        snprintf(c->user, sizeof(c->user), "%s", c->opts.user);
-        snprintf(c->password, sizeof(c->password), "%s",
-                 c->opts.password ? c->opts.password : "");
-        c->opts.user = c->user;
-        c->opts.password = c->password;
-    }
-    if (c->opts.while_down == RDN_DOWN_DEFAULT)
-        c->opts.while_down = while_down;
-    if (!c->opts.depth)
-        c->opts.depth = RDN_DEFAULT_DEPTH;
-    if (!c->opts.timeout_ms)
-        c->opts.timeout_ms = RDN_DEFAULT_TIMEOUT;
-}
+_Static_assert(sizeof(struct rdn_opts) % 8 == 0 &&
+                   offsetof(struct rdn_opts, device) + 8 == RDN_OPTS_SIZE_MIN,
+               "struct rdn_opts grows in 8-byte steps after size and device");
 
-static bool opts_ok(const struct rdn_opts *o)
+/*
+ * The caller's options (NULL: none) as this librdn's struct, checked (see
+ * struct rdn_opts for the size rules), with the defaults filled in and the
+ * login copied into c. 0, -EINVAL or -E2BIG.
+ */
+static int set_opts(struct rdn_conn *c, const struct rdn_opts *in,
+                    enum rdn_down while_down)
 {
-    return !o || (!(o->depth & (o->depth - 1)) && o->timeout_ms >= 0 &&
-                  o->while_down >= RDN_DOWN_DEFAULT &&
-                  o->while_down <= RDN_DOWN_NIC &&
-                  (!o->user ||
-                   (*o->user && strlen(o->user) <= RDN_AUTH_MAX &&
-                    (!o->password || strlen(o->password) <= RDN_AUTH_MAX))));
+    struct rdn_opts *o = &c->opts;
+
+    memset(o, 0, sizeof(*o));
+    if (in) {
+        if (in->size < RDN_OPTS_SIZE_MIN || in->size % 8 || in->rsvd)
+            return -EINVAL;
+        const unsigned char *newer = (const unsigned char *)in + sizeof(*o);
+        for (size_t i = sizeof(*o); i < in->size; i++)
+            if (*newer++)
+                return -E2BIG;
+        memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
+    }
+    o->size = sizeof(*o);
+    if ((o->depth & (o->depth - 1)) || o->timeout_ms < 0 ||
+        o->while_down < RDN_DOWN_DEFAULT || o->while_down > RDN_DOWN_NIC ||
+        (o->user && (!*o->user || strlen(o->user) > RDN_AUTH_MAX ||
+                     (o->password && strlen(o->password) > RDN_AUTH_MAX))))
+        return -EINVAL;
+    if (o->user) {
+        snprintf(c->user, sizeof(c->user), "%s", o->user);
+        snprintf(c->password, sizeof(c->password), "%s",
+                 o->password ? o->password : "");
+        o->user = c->user;
+        o->password = c->password;
+    }
+    if (o->while_down == RDN_DOWN_DEFAULT)
+        o->while_down = while_down;
+    if (!o->depth)
+        o->depth = RDN_DEFAULT_DEPTH;
+    if (!o->timeout_ms)
+        o->timeout_ms = RDN_DEFAULT_TIMEOUT;
+    return 0;
 }
 
 int rdn_connect_memc(memcached_st *mc, const struct rdn_opts *opts,
@@ -815,12 +832,16 @@ int rdn_connect_memc(memcached_st *mc, const struct rdn_opts *opts,
     struct rdn_conn *c;
     int rc;
 
-    if (!mc || !out || !opts_ok(opts) || memcached_server_count(mc) == 0)
+    if (!mc || !out || memcached_server_count(mc) == 0)
         return -EINVAL;
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    set_defaults(c, opts, RDN_DOWN_TCP);
+    rc = set_opts(c, opts, RDN_DOWN_TCP);
+    if (rc < 0) {
+        free(c);
+        return rc;
+    }
     c->mc = mc;
     rc = sync_servers(c);
     if (rc < 0) {
@@ -885,12 +906,16 @@ int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
     int rc;
 
     if (!host || !out || rdn_port <= 0 || rdn_port > 65535 || tcp_port < 0 ||
-        tcp_port > 65535 || strlen(host) >= sizeof(s->host) || !opts_ok(opts))
+        tcp_port > 65535 || strlen(host) >= sizeof(s->host))
         return -EINVAL;
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    set_defaults(c, opts, RDN_DOWN_NIC);
+    rc = set_opts(c, opts, RDN_DOWN_NIC);
+    if (rc < 0) {
+        free(c);
+        return rc;
+    }
     c->own_mc = true;
     c->tcp_renew = true;
     c->mc = one_server(host, tcp_port);

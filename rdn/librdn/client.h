@@ -41,7 +41,22 @@
 
 struct rdn_conn;
 
+/*
+ * Options of a connection. The struct grows at its end from one librdn
+ * release to the next, so a caller says which size it was built with:
+ * start from RDN_OPTS(...) (or set size to sizeof(struct rdn_opts)). The
+ * library reads the first size bytes; fields beyond them (a caller built
+ * with an older header) take their defaults, as fields left 0 do. A size
+ * beyond what this librdn knows is taken if the bytes it does not know are
+ * all 0 (a newer header whose new fields are unused), else refused with
+ * -E2BIG; a size below RDN_OPTS_SIZE_MIN (0 among them: size not set) or
+ * not a multiple of 8, or rsvd not 0, is refused with -EINVAL. New fields
+ * come in whole 8-byte words, so that every size a header has had ends
+ * between fields.
+ */
 struct rdn_opts {
+    uint32_t size;      /* sizeof(struct rdn_opts) of the caller's header */
+    uint32_t rsvd;      /* 0 */
     const char *device; /* NIC: NULL means $RDN_DEVICE, else "softnic" */
     uint32_t depth;     /* GETs in flight, a power of two; 0: 8 */
     int timeout_ms;     /* for one NIC answer or handshake step; 0: 5000 */
@@ -68,6 +83,13 @@ struct rdn_opts {
     const char *password;
 };
 
+/* The smallest size taken: size, rsvd and device. */
+#define RDN_OPTS_SIZE_MIN 16
+
+/* struct rdn_opts o = RDN_OPTS(.device = "softnic", .depth = 16); */
+#define RDN_OPTS(...)                                                          \
+    ((struct rdn_opts){.size = sizeof(struct rdn_opts), __VA_ARGS__})
+
 /*
  * When a server's process dies, its NIC still holds its table and its
  * chains, and would go on answering (RedN's availability across a crash)
@@ -92,7 +114,8 @@ struct memcached_st;
  * Each server's NIC path is set up here (its stats, then the handshake);
  * a server that cannot be read on its NIC is read over TCP and tried
  * again later. opts may be NULL. Returns 0, -EINVAL (no servers, a bad
- * option), -ENOMEM.
+ * option or opts->size), -E2BIG (opts from a newer header that sets
+ * fields this librdn does not know), -ENOMEM.
  */
 int rdn_connect_memc(struct memcached_st *mc, const struct rdn_opts *opts,
                      struct rdn_conn **out);
@@ -111,8 +134,9 @@ int rdn_connect_config(const char *config, const struct rdn_opts *opts,
  * (opts->device), a QP and response slots, and the TCP fallback is set up
  * for tcp_port. opts may be NULL (the defaults above).
  *
- * Returns 0 with *out set, or a negative errno: -EINVAL (bad host or
- * ports), -ENOMEM, -EHOSTUNREACH (host not resolved), connect()'s error
+ * Returns 0 with *out set, or a negative errno: -EINVAL (bad host, ports
+ * or options), -E2BIG (as rdn_connect_memc()), -ENOMEM, -EHOSTUNREACH (host not
+ * resolved), connect()'s error
  * (-ECONNREFUSED), -ETIMEDOUT (no answer within opts->timeout_ms), the
  * server's REJECT status (-EUSERS: the server is full, -EPROTONOSUPPORT:
  * another wire version, -EACCES: opts->user missing or refused, ...),

@@ -117,8 +117,8 @@ static void usage(FILE *f)
 
 static int cmd_get(const struct cli *o, int n, char **keys)
 {
-    struct rdn_opts ro = {
-        .device = o->device, .user = o->user, .password = o->password};
+    struct rdn_opts ro =
+        RDN_OPTS(.device = o->device, .user = o->user, .password = o->password);
     struct rdn_conn *c;
     struct rdn_result *res = calloc((size_t)n, sizeof(*res));
     size_t *lens = calloc((size_t)n, sizeof(*lens));
