@@ -10,7 +10,8 @@ rdn_softnic_libsoftnic_a_SOURCES = rdn/softnic/shm.c rdn/softnic/engine.c \
 	rdn/softnic/resp.c rdn/softnic/mr.c rdn/softnic/obj.c \
 	rdn/softnic/ctl.c rdn/softnic/timing.c rdn/softnic/trace.c \
 	rdn/softnic/client.c rdn/softnic/inproc.c rdn/softnic/sock.c \
-	rdn/softnic/daemon_client.c rdn/softnic/roce.c rdn/softnic/roce_pkt.c
+	rdn/softnic/daemon_client.c rdn/softnic/roce.c rdn/softnic/roce_req.c \
+	rdn/softnic/roce_resp.c rdn/softnic/roce_port.c rdn/softnic/roce_pkt.c
 # Where the providers find rdn-nicd when they start one on demand: the
 # build tree's for programs run from it, else the installed one.
 rdn_softnic_libsoftnic_a_CPPFLAGS = $(AM_CPPFLAGS) \
@@ -21,7 +22,8 @@ noinst_HEADERS += rdn/softnic/softnic.h rdn/softnic/shm_int.h \
 	rdn/softnic/engine_int.h rdn/softnic/fabric_int.h \
 	rdn/softnic/obj_int.h rdn/softnic/timing.h rdn/softnic/trace.h \
 	rdn/softnic/ctl.h rdn/softnic/client.h rdn/softnic/sock.h \
-	rdn/softnic/roce_int.h rdn/softnic/roce_pkt.h rdn/softnic/oob.h
+	rdn/softnic/roce_int.h rdn/softnic/roce_rc_int.h rdn/softnic/roce_pkt.h \
+	rdn/softnic/oob.h
 
 # rdn-trace: prints a chain's timeline from a WQE trace.
 bin_PROGRAMS += rdn/softnic/rdn-trace

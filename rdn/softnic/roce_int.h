@@ -29,9 +29,23 @@
 
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "proto/barrier.h"
 #include "rdn/softnic/engine_int.h"
+#include "rdn/softnic/roce_pkt.h"
+
+/*
+ * A packet from the network as the port hands it to the engine
+ * (SN_PKT_WIRE): the source GID, the destination GID, then the BTH on.
+ */
+#define SN_RC_GID_LEN  16
+#define SN_RC_ADDR_LEN (2 * SN_RC_GID_LEN)
+/* The largest datagram either side handles: headers, a 4096-byte MTU's
+ * payload, an atomic's or immediate's 4 more, the ICRC. */
+#define SN_RC_MAX_PKT (ROCE_MAX_HDR + 4096 + 4 + ROCE_ICRC_LEN)
 
 /* Why a packet from the network was dropped (statistics). */
 enum sn_rc_drop {
@@ -123,6 +137,21 @@ int sn_roce_listen(struct sn_engine *e, const char *addr, uint8_t mtu,
 void sn_roce_close(struct sn_engine *e);
 /* Copies the engine's counters (zeros without an endpoint). */
 void sn_roce_stats(struct sn_engine *e, struct sn_roce_stats *out);
+
+/* Counts one event in a struct sn_roce_stats field (any thread). */
+static inline void sn_stat(uint64_t *c)
+{
+    fetch_add_relaxed(c, 1);
+}
+
+/* Is gid an IPv4 address (::ffff:a.b.c.d)? */
+static inline bool sn_gid_v4(const uint8_t *gid)
+{
+    static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
+                                       0, 0, 0, 0, 0xff, 0xff};
+
+    return memcmp(gid, prefix, sizeof(prefix)) == 0;
+}
 
 /* The rnic_addr of qp (GID and port when the engine listens). */
 void sn_roce_addr(const struct sn_qp *qp, struct rnic_addr *out);
