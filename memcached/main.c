@@ -290,6 +290,8 @@ struct knob {
     int *value;          /* where an int or flag is kept, for the */
     bool *given;         /* cross-checks (check_knobs()) and stats */
     double *dvalue;      /* where a float is kept */
+    uint32_t *uvalue;    /* where an unsigned one is kept, times scale */
+    uint32_t scale;      /* (wrapping at 32 bits, as memcached's) */
 };
 
 /* Whether -o temporary_ttl was given (a cross-check needs it). */
@@ -377,15 +379,21 @@ static const struct knob knobs[] = {
     {.name = "watcher_logbuf_size",
      .kind = KNOB_UINT,
      .missing = "Missing watcher_logbuf_size argument",
-     .bad = "could not parse argument to watcher_logbuf_size"},
+     .bad = "could not parse argument to watcher_logbuf_size",
+     .uvalue = &settings.watcher_logbuf_size,
+     .scale = 1024},
     {.name = "worker_logbuf_size",
      .kind = KNOB_UINT,
      .missing = "Missing worker_logbuf_size argument",
-     .bad = "could not parse argument to worker_logbuf_size"},
+     .bad = "could not parse argument to worker_logbuf_size",
+     .uvalue = &settings.worker_logbuf_size,
+     .scale = 1024},
     {.name = "read_buf_mem_limit",
      .kind = KNOB_UINT,
      .missing = "Missing read_buf_mem_limit argument",
-     .bad = "could not parse argument to read_buf_mem_limit"},
+     .bad = "could not parse argument to read_buf_mem_limit",
+     .uvalue = &settings.read_buf_mem_limit,
+     .scale = 1024 * 1024},
 };
 
 /* Checks val for the knob named opt as memcached does; false if opt is
@@ -424,6 +432,8 @@ static bool knob_option(const char *opt, const char *val)
             uint32_t v;
             if (!parse_u32(val, &v))
                 usage_error("%s", k->bad);
+            if (k->uvalue)
+                *k->uvalue = v * k->scale;
         }
         return true;
     }

@@ -185,6 +185,66 @@ def settings_after(program, args, cmds):
     return keep
 
 
+# Lines of stats settings that must differ: the port, and TLS (-Z), which
+# memcached/compat_opts.c leaves to the TLS work.
+SETTINGS_MASKED = re.compile(rb"STAT (tcpport|ssl_\w+) ")
+SETTINGS_OPTS = [
+    [], ["-o", "ext_item_age=5,slab_automove_freeratio=0.5,"
+               "watcher_logbuf_size=10,read_buf_mem_limit=3,ext_wbuf_size=8,"
+               "ext_max_frag=0.3,ext_drop_unread,ext_recache_rate=9,"
+               "ext_max_sleep=11,ext_low_ttl=12,ext_item_size=13,"
+               "ext_compact_under=14,ext_drop_under=15"],
+    ["-o", "slab_automove_ratio=0.33,slab_automove_window=7,slab_automove=2,"
+           "worker_logbuf_size=7,slab_sizes=100"],
+]
+
+
+def settings_lines(program, args):
+    srv = Server(args, program=program)
+    out = ask(Client(srv), b"stats settings\r\n")
+    srv.stop()
+    return [ln for ln in out.split(b"\r\n") if not SETTINGS_MASKED.match(ln)]
+
+
+def test_stats_settings_as_memcached(t):
+    """Every line of stats settings (but the port and TLS's) as memcached
+    1.6.18's, in its order, with the defaults and with options given."""
+    for args in SETTINGS_OPTS:
+        t.eq("stats settings with %s as memcached" % args,
+             settings_lines(None, ["-l", "127.0.0.1"] + args),
+             settings_lines(REFERENCE, REF_ARGS + args))
+
+
+# Our own general stats (the cuckoo index, the offload); the rest must be
+# memcached's names in memcached's order.
+OWN_STATS = re.compile(rb"^(assoc_|rdn_)")
+
+
+def stat_names_and_counts(program, args):
+    srv = Server(args, program=program)
+    c = Client(srv)
+    for cmd in (b"mg a v\r\n", b"ms a 1\r\nx\r\n", b"mg a v\r\n",
+                b"ma n\r\n", b"md a\r\n", b"me a\r\n",
+                b"ms a 1\r\nx\r\n", b"me a\r\n", b"me zz\r\n",
+                b"me\r\n", b"mn\r\n"):
+        ask(c, cmd)
+    st = c.stats()
+    srv.stop()
+    names = [k.encode() for k in st if not OWN_STATS.match(k.encode())]
+    return names, st.get("cmd_meta"), st.get("reserved_fds")
+
+
+def test_stats_as_memcached(t):
+    """stats: memcached's names in its order (ours added), cmd_meta counting
+    the me commands only (as memcached), reserved_fds as memcached's."""
+    for args in ([], ["-t", "2"]):
+        ours = stat_names_and_counts(None, args)
+        ref = stat_names_and_counts(REFERENCE, REF_ARGS + args)
+        t.eq("stats names %s as memcached's" % args, ours[0], ref[0])
+        t.eq("cmd_meta, reserved_fds %s as memcached's" % args, ours[1:],
+             ref[1:])
+
+
 def test_truncation_refused(t):
     """memcached stores 99999999999 truncated to 32 bits; here, as for
     every number (proto_text.c), it is a bad number."""
@@ -552,6 +612,8 @@ def main():
     t.run(compare, "slabs, lru, cache_memlimit", SLABS_LRU)
     t.run(compare, "-L", [b"cache_memlimit 32\r\n"], ["-L"])
     t.run(test_truncation_refused)
+    t.run(test_stats_settings_as_memcached)
+    t.run(test_stats_as_memcached)
     t.run(test_settings_follow)
     t.run(test_flags_change_replies)
     t.run(test_bytes)
