@@ -94,8 +94,9 @@ static void take_samples(struct automove_sample *out)
 
 /*
  * automove 1, about once a second (mover thread, mv.lock not held): runs
- * the decision and starts the move it asks for. Returns true when it gave
- * a page to the pool, after which memcached looks again at once.
+ * the decision and starts the move it asks for, unless one is under way.
+ * Returns true when it asked for a page to go to the pool, after which
+ * memcached looks again at once.
  */
 static bool automove_step(struct automove **am, double *ratio)
 {
@@ -144,16 +145,18 @@ static void *mover_main(void *arg)
     stats_thread_register();
     pthread_mutex_lock(&mv.lock);
     while (!mv.stopping) {
-        bool busy = slabs_move_current(&m);
-        mv.st.running = busy;
-        if (!busy) {
-            wait_ms(IDLE_WAIT_MS);
-            if (SETTING_GET(slab_automove) != 1 || items_now() == last_automove)
-                continue;
+        /* Samples go on while a page moves, as memcached's (a decision
+         * then is BUSY and dropped). */
+        if (SETTING_GET(slab_automove) == 1 && items_now() != last_automove) {
             pthread_mutex_unlock(&mv.lock);
             if (!automove_step(&am, &ratio))
                 last_automove = items_now();
             pthread_mutex_lock(&mv.lock);
+        }
+        bool busy = slabs_move_current(&m);
+        mv.st.running = busy;
+        if (!busy) {
+            wait_ms(IDLE_WAIT_MS);
             continue;
         }
         pthread_mutex_unlock(&mv.lock);
