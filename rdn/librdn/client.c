@@ -483,12 +483,16 @@ static int send_str(int fd, const char *str)
     return write(fd, str, n) == (ssize_t)n ? 0 : -EIO;
 }
 
-/* Whether the server at host:port closes an ASCII connection unanswered,
- * as memcached -S does (it speaks the binary protocol only). */
+/* Whether the server at host:port closes an ASCII connection unanswered
+ * but answers a binary VERSION, as memcached -S does (it speaks the binary
+ * protocol only); a server that is going away does neither. */
 static bool binary_only(const char *host, int port, int timeout_ms)
 {
     struct lines r = {.fd = tcp_connect(host, port, timeout_ms),
                       .deadline = mono_ms() + (uint64_t)timeout_ms};
+    uint8_t body[256];
+    uint16_t status, nkey;
+    size_t nb;
     char line[512];
     int rc;
 
@@ -499,7 +503,17 @@ static bool binary_only(const char *host, int port, int timeout_ms)
     if (rc == 0)
         rc = next_line(&r, line, sizeof(line));
     close(r.fd);
-    return rc == -ECONNRESET;
+    if (rc != -ECONNRESET)
+        return false;
+    r = (struct lines){.fd = tcp_connect(host, port, timeout_ms),
+                       .deadline = mono_ms() + (uint64_t)timeout_ms};
+    if (r.fd < 0)
+        return false;
+    rc = bin_send(r.fd, 0x0b, "", 0, "", 0); /* VERSION */
+    if (rc == 0)
+        rc = bin_recv(&r, &status, &nkey, body, sizeof(body), &nb);
+    close(r.fd);
+    return rc == 0;
 }
 
 /* memcached -Y's login on an ASCII connection: a set whose data is
