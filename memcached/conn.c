@@ -632,11 +632,6 @@ void conn_stream(struct conn *c, bool (*next)(struct conn *c, void *state),
     c->stream_next = next;
     c->stream_free = free;
     c->stream_state = state;
-    if (c->transport != TRANSPORT_UDP)
-        return;
-    while (!next(c, state))
-        ;
-    stream_end(c);
 }
 
 static void conn_close(struct conn *c)

@@ -227,8 +227,8 @@ void conn_out_rollback(struct conn *c, const struct out_mark *m);
  * call counts as one command of the connection's per-event budget, so the
  * worker's other connections are served in between, and the replies
  * waiting to be sent stay bounded. free(state) runs once the reply is
- * complete or the connection closes. Over UDP the parts are produced at
- * once. c's worker thread.
+ * complete or the connection closes. TCP and unix connections only. c's
+ * worker thread.
  */
 void conn_stream(struct conn *c, bool (*next)(struct conn *c, void *state),
                  void (*free)(void *state), void *state);

@@ -104,10 +104,21 @@ static void crawler_metadump(struct conn *c, char *classes)
         conn_out_line(c, "ERROR metadump not allowed");
         return;
     }
+    /* memcached's dump takes the connection over, so it refuses one
+     * that replies of commands before it in the same read still wait on */
+    if (c->out.bytes > 0) {
+        conn_out_line(c,
+                      "ERROR cannot pipeline other commands before metadump");
+        return;
+    }
     if (parse_classes(classes, &mask) == CLASSES_BAD) {
         conn_out_line(c, "BADCLASS invalid class id");
         return;
     }
+    /* memcached's crawler writes to the UDP socket as to a stream, which
+     * fails: no reply (a dump would not fit in datagrams anyway) */
+    if (c->transport == TRANSPORT_UDP)
+        return;
     struct crawler_dump *d = crawler_dump_begin(mask);
     if (d == NULL) {
         conn_out_error(c, "SERVER_ERROR out of memory");

@@ -510,6 +510,46 @@ def test_metadump_streams(t):
     ref.stop()
 
 
+def pipelined_dump(program, args):
+    """A metadump after a command in the same read, then one alone: the
+    bytes that come back (memcached refuses the first)."""
+    srv = Server(args, program=program)
+    c = Client(srv)
+    ask(c, b"set a 0 0 1\r\nx\r\n")
+    c.send(b"version\r\nlru_crawler metadump all\r\nversion\r\n")
+    out = c.line() + c.line() + c.line()
+    c.send(b"lru_crawler metadump all\r\n")
+    out += mask(c.line())  # the item line and END
+    srv.stop()
+    return out
+
+
+def udp_dump(program, args):
+    """A metadump over UDP: memcached's crawler cannot write to a UDP
+    socket, so nothing comes back; the server goes on serving."""
+    srv = Server(args, udp=True, program=program)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(0.5)
+    got = []
+    for i, cmd in enumerate((b"set a 0 0 1\r\nx\r\n",
+                             b"lru_crawler metadump all\r\n",
+                             b"version\r\n")):
+        s.sendto(b"\0%c\0\0\0\1\0\0" % i + cmd, ("127.0.0.1", srv.udp_port))
+        try:
+            got.append(s.recvfrom(65536)[0])
+        except socket.timeout:
+            got.append(None)
+    s.close()
+    srv.stop()
+    return got
+
+
+def test_metadump_pipeline_udp(t):
+    for what, fn in (("pipelined", pipelined_dump), ("over UDP", udp_dump)):
+        t.eq("metadump %s as memcached" % what, fn(None, []),
+             fn(REFERENCE, ["-l", "127.0.0.1"]))
+
+
 def test_metadump_many(t):
     """Hundreds of items over several classes: the same lines (order
     within a class aside, memcached crawls classes side by side)."""
@@ -621,6 +661,7 @@ def main():
     t.run(test_automove)
     t.run(test_metadump_many)
     t.run(test_metadump_streams)
+    t.run(test_metadump_pipeline_udp)
     t.run(test_flags)
     t.run(test_help_lists_memcached_options)
     t.finish()
