@@ -85,8 +85,9 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("read_buf_bytes", bufs * WORKER_BUF_SIZE);
     STAT_U64("read_buf_bytes_free", bufs_free * WORKER_BUF_SIZE);
     STAT_U64("read_buf_oom", 0);
-    /* what memcached holds back from -c: 5 descriptors per worker */
-    STAT_U64("reserved_fds", 5 * settings.num_threads);
+    /* memcached holds 5 descriptors per worker back from -c, which is
+     * its descriptor limit too; here -c counts client connections only */
+    STAT_U64("reserved_fds", 0);
     STAT_U64("cmd_get", s[TC_GET_CMDS]);
     STAT_U64("cmd_set", s[TC_SET_CMDS]);
     STAT_U64("cmd_flush", s[TC_FLUSH_CMDS]);
