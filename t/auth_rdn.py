@@ -179,18 +179,27 @@ def test_ascii_auth(t, d):
             b"baselines have no login" in p.stderr, p.stderr)
 
 
-def test_sasl(t, d):
-    """-S: the handshake's login is checked against SASL's database."""
-    db = os.path.join(d, "sasldb")
+def sasl_db(t, d, name, password):
+    """A SASL database in d holding USER with password, and SASL_CONF_PATH
+    naming it for the -S servers started next; False if saslpasswd2
+    failed (a check says so)."""
+    db = os.path.join(d, name)
     with open(os.path.join(d, "memcached.conf"), "w") as f:
         f.write("mech_list: plain\nsasldb_path: %s\n" % db)
     p = subprocess.run(["saslpasswd2", "-a", "memcached", "-c", "-p", "-f",
-                        db, USER.decode()], input=b"saslpw",
+                        db, USER.decode()], input=password,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if not t.check("saslpasswd2 made a database (package sasl2-bin)",
                    p.returncode == 0, p.stderr):
-        return
+        return False
     os.environ["SASL_CONF_PATH"] = d
+    return True
+
+
+def test_sasl(t, d):
+    """-S: the handshake's login is checked against SASL's database."""
+    if not sasl_db(t, d, "sasldb", b"saslpw"):
+        return
     srv, port = start_server(["-S"])
     r = exchange(port, w.msg(w.RDN_MSG_HELLO, hello()))
     t.eq("-S, no login: rejected", rejected(r[0]), errno.EACCES)
@@ -329,16 +338,8 @@ def test_tcp_login_ascii(t, d):
 def test_tcp_login_sasl(t, d):
     """-S without --rdn-port: librdn's own handle speaks the binary protocol
     with a SASL PLAIN login; so do rdn-cli's set and stats."""
-    db = os.path.join(d, "tsasldb")
-    with open(os.path.join(d, "memcached.conf"), "w") as f:
-        f.write("mech_list: plain\nsasldb_path: %s\n" % db)
-    p = subprocess.run(["saslpasswd2", "-a", "memcached", "-c", "-p", "-f",
-                        db, USER.decode()], input=b"tcp-pw",
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if not t.check("saslpasswd2 made a database", p.returncode == 0,
-                   p.stderr):
+    if not sasl_db(t, d, "tsasldb", b"tcp-pw"):
         return
-    os.environ["SASL_CONF_PATH"] = d
     srv = mctest.Server(["-S"])
     del os.environ["SASL_CONF_PATH"]
     tcp_logins(t, d, "-S", srv)

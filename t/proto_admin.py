@@ -361,6 +361,18 @@ def pages_of(c, cls):
     return int(c.stats(b"slabs").get("%d:total_pages" % cls, "0"))
 
 
+def fill_and_empty(c, n):
+    """n small items into class 1, then all deleted."""
+    for i in range(n):
+        c.send(b"set k%d 0 0 10 noreply\r\n0123456789\r\n" % i)
+    ask(c, b"version\r\n")
+    pages = pages_of(c, 1)
+    for i in range(n):
+        c.send(b"delete k%d noreply\r\n" % i)
+    ask(c, b"version\r\n")
+    return pages
+
+
 def automove_reclaim(program, args):
     """automove 1 with a 3 s window: class 1 filled over 7 pages, then
     emptied, gives pages to the global pool until 2.5 pages' worth of free
@@ -368,13 +380,7 @@ def automove_reclaim(program, args):
     srv = Server(args + ["-m", "64", "-o", "slab_automove_window=3"],
                  program=program)
     c = Client(srv)
-    for i in range(70000):
-        c.send(b"set k%d 0 0 10 noreply\r\n0123456789\r\n" % i)
-    ask(c, b"version\r\n")
-    out = [pages_of(c, 1)]
-    for i in range(70000):
-        c.send(b"delete k%d noreply\r\n" % i)
-    ask(c, b"version\r\n")
+    out = [fill_and_empty(c, 70000)]
     deadline = time.time() + 40
     while time.time() < deadline and pages_of(c, 1) > 2:
         time.sleep(0.1)
@@ -393,12 +399,7 @@ def automove_evict(program, args):
     srv = Server(args + ["-m", "8", "-o", "slab_automove=2"],
                  program=program)
     c = Client(srv)
-    for i in range(80000):
-        c.send(b"set k%d 0 0 10 noreply\r\n0123456789\r\n" % i)
-    ask(c, b"version\r\n")
-    before = pages_of(c, 1)
-    for i in range(80000):
-        c.send(b"delete k%d noreply\r\n" % i)
+    before = fill_and_empty(c, 80000)
     val = b"v" * 900
     deadline = time.time() + 40
     i = 0
