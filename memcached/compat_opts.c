@@ -61,6 +61,33 @@ static const struct compat compat[] = {
     {"slab_sizes", C_FLAG, 0, 0},
 };
 
+/* The extstore options memcached's "stats settings" shows, in its order:
+ * the value given (times scale) or memcached's default. */
+static struct shown {
+    const char *name;
+    int prec; /* decimals shown; -1: a flag, "yes" / "no" */
+    double value, scale;
+} shown[] = {
+    {"ext_item_size", 0, 512, 1},
+    {"ext_item_age", 0, 4294967295.0, 1},
+    {"ext_low_ttl", 0, 0, 1},
+    {"ext_recache_rate", 0, 2000, 1},
+    {"ext_wbuf_size", 0, EXT_WBUF_DEFAULT_MB * 1048576.0, 1048576},
+    {"ext_compact_under", 0, 0, 1},
+    {"ext_drop_under", 0, 0, 1},
+    {"ext_max_sleep", 0, 1000000, 1},
+    {"ext_max_frag", 2, 0.8, 1},
+    {"slab_automove_freeratio", 3, 0.01, 1},
+    {"ext_drop_unread", -1, 0, 1},
+};
+
+static void note_shown(const char *name, double v)
+{
+    for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+        if (strcmp(shown[i].name, name) == 0)
+            shown[i].value = v * shown[i].scale;
+}
+
 static char msg[160];
 static bool ext_path_given;
 static unsigned long ext_wbuf_mb = EXT_WBUF_DEFAULT_MB;
@@ -95,9 +122,9 @@ static const char *ext_path(const char *val)
 int compat_option(const char *opt, const char *val, const char **err)
 {
     const struct compat *k = NULL;
-    uint32_t u;
+    uint32_t u = 0;
     int32_t l;
-    double d;
+    double d = 0;
 
     if (strcmp(opt, "ext_path") == 0) {
         *err = ext_path(val);
@@ -110,8 +137,10 @@ int compat_option(const char *opt, const char *val, const char **err)
             k = &compat[i];
     if (k == NULL)
         return 0;
-    if (k->kind == C_FLAG)
+    if (k->kind == C_FLAG) {
+        note_shown(k->name, 1);
         return 1;
+    }
     if (val == NULL) {
         snprintf(msg, sizeof(msg), "Missing %s argument", k->name);
         *err = msg;
@@ -149,7 +178,27 @@ int compat_option(const char *opt, const char *val, const char **err)
         *err = msg;
         return -1;
     }
+    note_shown(k->name, k->kind == C_ULONG ? u : d);
     return 1;
+}
+
+void compat_stats(stat_sink_fn sink, void *ctx)
+{
+    for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+        if (shown[i].prec >= 0)
+            stat_sinkf(sink, ctx, shown[i].name, "%.*f", shown[i].prec,
+                       shown[i].value);
+        else
+            sink(ctx, shown[i].name, shown[i].value ? "yes" : "no");
+    }
+}
+
+void compat_napi_stats(stat_sink_fn sink, void *ctx)
+{
+    if (napi_ids)
+        stat_sinkf(sink, ctx, "num_napi_ids", "%ld", napi_ids);
+    else
+        sink(ctx, "num_napi_ids", "(null)");
 }
 
 const char *compat_napi_ids(const char *arg)
