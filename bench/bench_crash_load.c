@@ -56,12 +56,20 @@
 #define CRASH_DEFAULT_SECS 12.0
 #define CRASH_DEFAULT_TO   200 /* ms */
 #define CRASH_ERRNO_MAX    256
+#define CRASH_PENDING      64 /* stretches kept while the kill is unknown */
 
 struct crash_bin {
     uint64_t ok, miss, wrong, failed, nic;
 };
 
 enum crash_mark { MARK_KILL, MARK_RESTART, MARK_UP, MARK_STOP, MARK_N };
+
+/* GETs that did not succeed, between the success before them (from, 0:
+ * none) and the one after (to, or the end of the run); bad: the last of
+ * them (monotonic ns). */
+struct crash_stretch {
+    uint64_t from, bad, to;
+};
 
 struct crash_load {
     const struct kv_sys *sys;
@@ -75,10 +83,13 @@ struct crash_load {
     /* the summary, kept by the load thread */
     struct crash_bin all;
     uint64_t outage_ok, outage_nic;
-    uint64_t last_ok;           /* monotonic ns of the last success, 0: none */
-    uint64_t gap;               /* ns */
-    bool bad_since_ok;          /* since the last success (after the kill),
-                                   a GET did not succeed */
+    uint64_t last_ok;  /* monotonic ns of the last success, 0: none */
+    uint64_t last_bad; /* of the last GET that did not succeed since the
+                          last success, 0: none */
+    uint64_t gap;      /* ns */
+    /* failed stretches that ended before the kill's mark arrived */
+    struct crash_stretch pending[CRASH_PENDING];
+    unsigned npending;
     double first_ok;            /* s from restart, NAN: none yet */
     bool said[CRASH_ERRNO_MAX]; /* failure reasons logged already */
 };
@@ -127,17 +138,51 @@ static void *marks_main(void *arg)
     return NULL;
 }
 
-/*
- * At time t (a success, or the end of the run): if GETs failed since the
- * last success, that stretch was an outage; the longest one is the gap.
- */
-static void outage_end(struct crash_load *l, uint64_t kill, uint64_t t)
+/* A stretch with a GET failed after the kill was an outage from the kill
+ * on at the earliest; the longest one is the gap. */
+static void stretch_fold(struct crash_load *l, uint64_t kill,
+                         const struct crash_stretch *st)
 {
-    uint64_t from = l->last_ok > kill ? l->last_ok : kill;
+    uint64_t from = st->from > kill ? st->from : kill;
 
-    if (l->bad_since_ok && t - from > l->gap)
-        l->gap = t - from;
-    l->bad_since_ok = false;
+    if (st->bad > kill && st->to - from > l->gap)
+        l->gap = st->to - from;
+}
+
+static void pending_fold(struct crash_load *l, uint64_t kill)
+{
+    for (unsigned i = 0; i < l->npending; i++)
+        stretch_fold(l, kill, &l->pending[i]);
+    l->npending = 0;
+}
+
+/*
+ * At time t (a success, or the end of the run): ends the stretch of failed
+ * GETs since the last success, if any. The kill's mark comes from another
+ * thread, which a busy machine can hold back past the failures the kill
+ * caused and the success after them: until the mark is there, the
+ * stretches wait (the last CRASH_PENDING of them; the mark is late by
+ * much less than that many outages), to be weighed against the kill's
+ * time once it is known.
+ */
+static void outage_end(struct crash_load *l, uint64_t t)
+{
+    struct crash_stretch st = {l->last_ok, l->last_bad, t};
+    uint64_t kill = load_seq_cst(&l->mark[MARK_KILL]);
+
+    if (kill) {
+        pending_fold(l, kill);
+        if (st.bad)
+            stretch_fold(l, kill, &st);
+    } else if (st.bad) {
+        if (l->npending == CRASH_PENDING) {
+            memmove(l->pending, l->pending + 1,
+                    (CRASH_PENDING - 1) * sizeof(l->pending[0]));
+            l->npending--;
+        }
+        l->pending[l->npending++] = st;
+    }
+    l->last_bad = 0;
 }
 
 /* Accounts one request that ended at monotonic time t with rc. */
@@ -154,8 +199,7 @@ static void crash_count(struct crash_load *l, int rc, bool nic, uint64_t t)
                       : rc == -EBADMSG ? &b->wrong
                                        : &b->failed;
         (*n)++;
-        if (kill && t > kill)
-            l->bad_since_ok = true;
+        l->last_bad = t;
         if (n == &b->failed && -rc < CRASH_ERRNO_MAX && !l->said[-rc]) {
             l->said[-rc] = true; /* each reason once, for the log */
             fprintf(stderr, "crash-load: %.4f s: a request failed: %s\n",
@@ -165,12 +209,10 @@ static void crash_count(struct crash_load *l, int rc, bool nic, uint64_t t)
     }
     b->ok++;
     b->nic += nic;
-    if (kill && t > kill) {
-        outage_end(l, kill, t);
-        if (!up || t < up) {
-            l->outage_ok++;
-            l->outage_nic += nic;
-        }
+    outage_end(l, t);
+    if (kill && t > kill && (!up || t < up)) {
+        l->outage_ok++;
+        l->outage_nic += nic;
     }
     if (restart && t > restart && isnan(l->first_ok))
         l->first_ok = (double)(t - restart) / 1e9;
@@ -215,7 +257,6 @@ static uint64_t crash_run(struct crash_load *l, struct bench_ctx *c, void *h,
 
 static void crash_print(struct crash_load *l, uint64_t end)
 {
-    uint64_t kill = load_seq_cst(&l->mark[MARK_KILL]);
     size_t nbins = (size_t)((end - l->t0 + CRASH_BIN_NS - 1) / CRASH_BIN_NS);
 
     for (size_t i = 0; i < nbins && i < l->nbins; i++) {
@@ -231,8 +272,7 @@ static void crash_print(struct crash_load *l, uint64_t end)
         l->all.failed += b->failed;
         l->all.nic += b->nic;
     }
-    if (kill && end > kill) /* still failing at the end */
-        outage_end(l, kill, end);
+    outage_end(l, end); /* still failing at the end */
     printf("summary ok %llu miss %llu wrong %llu failed %llu nic %llu "
            "outage_ok %llu outage_nic %llu gap_s %.4f first_ok_s ",
            (unsigned long long)l->all.ok, (unsigned long long)l->all.miss,

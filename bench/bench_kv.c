@@ -26,7 +26,8 @@ struct kv_run {
     struct bench_ctx *c;
     const struct kv_sys *sys;
     struct kv_data d;
-    pthread_barrier_t ready; /* measuring clients connected */
+    pthread_barrier_t ready;  /* measuring clients connected */
+    pthread_barrier_t warmed; /* measuring clients warmed up */
     bool stop_writers;
     unsigned rt_denied;
 };
@@ -322,10 +323,14 @@ static void *client_main(void *arg)
                 strerror(-k->rc));
         if (h)
             r->sys->close(h);
+        pthread_barrier_wait(&r->warmed);
         return NULL;
     }
     for (unsigned n = 0; n < warm; n++)
         one_step(k, h, n);
+    /* and from the same moment: clients that take turns on one CPU would
+     * otherwise time the others' warm-up GETs with their own */
+    pthread_barrier_wait(&r->warmed);
     k->t0 = bench_now_ns();
     for (unsigned n = 0; n < o->iters; n++) {
         unsigned m = (n + k->id) % nk;
@@ -415,6 +420,7 @@ int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys)
         if (nwr)
             nanosleep(&ramp, NULL);
         pthread_barrier_init(&r.ready, NULL, c->o.clients);
+        pthread_barrier_init(&r.warmed, NULL, c->o.clients);
         ncl = spawn(&r, cl, c->o.clients, client_main);
         if (ncl < c->o.clients) {
             fprintf(stderr, "rdn-bench: cannot start the clients\n");
@@ -429,6 +435,7 @@ int bench_kv_run(struct bench_ctx *c, const struct kv_sys *sys)
             fprintf(stderr, "rdn-bench: SCHED_FIFO not permitted; measuring "
                             "threads run at normal priority\n");
         pthread_barrier_destroy(&r.ready);
+        pthread_barrier_destroy(&r.warmed);
         rc = report(&r, cl, ncl);
         if (nwr < c->o.writers)
             rc = -EAGAIN;

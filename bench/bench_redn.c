@@ -36,10 +36,10 @@ struct redn_h {
 static int redn_connect(struct bench_ctx *c, int no_fallback,
                         struct rdn_conn **conn)
 {
-    struct rdn_opts o = {.no_fallback = no_fallback,
-                         .timeout_ms =
-                             c->o.timeout_ms > 0 ? c->o.timeout_ms : 0,
-                         .search_seq = c->o.search_seq};
+    struct rdn_opts o =
+        RDN_OPTS(.no_fallback = no_fallback,
+                 .timeout_ms = c->o.timeout_ms > 0 ? c->o.timeout_ms : 0,
+                 .search_seq = c->o.search_seq);
     char host[256];
     int port, rc;
 

@@ -66,6 +66,33 @@ static const struct compat compat[] = {
     {"slab_sizes", C_FLAG, 0, 0, NULL},
 };
 
+/* The extstore options memcached's "stats settings" shows, in its order:
+ * the value given (times scale) or memcached's default. */
+static struct shown {
+    const char *name;
+    int prec; /* decimals shown; -1: a flag, "yes" / "no" */
+    double value, scale;
+} shown[] = {
+    {"ext_item_size", 0, 512, 1},
+    {"ext_item_age", 0, 4294967295.0, 1},
+    {"ext_low_ttl", 0, 0, 1},
+    {"ext_recache_rate", 0, 2000, 1},
+    {"ext_wbuf_size", 0, EXT_WBUF_DEFAULT_MB * 1048576.0, 1048576},
+    {"ext_compact_under", 0, 0, 1},
+    {"ext_drop_under", 0, 0, 1},
+    {"ext_max_sleep", 0, 1000000, 1},
+    {"ext_max_frag", 2, 0.8, 1},
+    {"slab_automove_freeratio", 3, 0.01, 1},
+    {"ext_drop_unread", -1, 0, 1},
+};
+
+static void note_shown(const char *name, double v)
+{
+    for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+        if (strcmp(shown[i].name, name) == 0)
+            shown[i].value = v * shown[i].scale;
+}
+
 static char msg[160];
 static bool ext_path_given;
 static unsigned long ext_wbuf_mb = EXT_WBUF_DEFAULT_MB;
@@ -102,7 +129,7 @@ int compat_option(const char *opt, const char *val, const char **err)
     const struct compat *k = NULL;
     uint32_t u = 0;
     int32_t l = 0;
-    double d;
+    double d = 0;
 
     if (strcmp(opt, "ext_path") == 0) {
         *err = ext_path(val);
@@ -118,6 +145,7 @@ int compat_option(const char *opt, const char *val, const char **err)
     if (k->kind == C_FLAG) {
         if (k->dst)
             *(bool *)k->dst = true;
+        note_shown(k->name, 1);
         return 1;
     }
     if (val == NULL) {
@@ -157,6 +185,7 @@ int compat_option(const char *opt, const char *val, const char **err)
         *err = msg;
         return -1;
     }
+    note_shown(k->name, k->kind == C_ULONG ? u : d);
     if (k->dst == NULL)
         return 1;
     if (k->kind == C_STR)
@@ -166,6 +195,25 @@ int compat_option(const char *opt, const char *val, const char **err)
     else
         *(int32_t *)k->dst = l;
     return 1;
+}
+
+void compat_stats(stat_sink_fn sink, void *ctx)
+{
+    for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+        if (shown[i].prec >= 0)
+            stat_sinkf(sink, ctx, shown[i].name, "%.*f", shown[i].prec,
+                       shown[i].value);
+        else
+            sink(ctx, shown[i].name, shown[i].value ? "yes" : "no");
+    }
+}
+
+void compat_napi_stats(stat_sink_fn sink, void *ctx)
+{
+    if (napi_ids)
+        stat_sinkf(sink, ctx, "num_napi_ids", "%ld", napi_ids);
+    else
+        sink(ctx, "num_napi_ids", "(null)");
 }
 
 const char *compat_napi_ids(const char *arg)

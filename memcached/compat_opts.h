@@ -13,6 +13,8 @@
 
 #include <stdbool.h>
 
+#include "memcached/stat_sink.h"
+
 /*
  * One -o suboption opt (val: after '=', or NULL). Returns 1 if it is one
  * of these and valid (a TLS one is stored; val must then outlive the
@@ -24,6 +26,12 @@ int compat_option(const char *opt, const char *val, const char **err);
 /* -N n: memcached's checks (n > 0 here, n <= threads in
  * compat_check()). Returns NULL or the message. */
 const char *compat_napi_ids(const char *arg);
+
+/* "stats settings": the extstore options as memcached 1.6.18 (built with
+ * extstore, as Debian's) shows them, given or default; and num_napi_ids
+ * (-N; "(null)" without it). */
+void compat_stats(stat_sink_fn sink, void *ctx);
+void compat_napi_stats(stat_sink_fn sink, void *ctx);
 
 /* The checks memcached makes once every option is read (ext_path with -U
  * or a large -I; -N against -t). NULL or the message. */

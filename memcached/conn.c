@@ -659,6 +659,26 @@ static const char *transport_name(const struct conn *c)
     return names[c->transport];
 }
 
+static void stream_end(struct conn *c)
+{
+    void (*fn)(void *) = c->stream_free;
+    void *state = c->stream_state;
+
+    c->stream_next = NULL;
+    c->stream_free = NULL;
+    c->stream_state = NULL;
+    if (fn)
+        fn(state);
+}
+
+void conn_stream(struct conn *c, bool (*next)(struct conn *c, void *state),
+                 void (*free)(void *state), void *state)
+{
+    c->stream_next = next;
+    c->stream_free = free;
+    c->stream_state = state;
+}
+
 /*
  * Ends a TCP or unix connection: stops its event, releases queued replies,
  * a pending store, the TLS session and buffers, closes the fd and uncounts
@@ -678,6 +698,7 @@ static void conn_close(struct conn *c)
     watch_log_conn(&c->peer, c->transport == TRANSPORT_UNIX ? 0 : c->peerlen,
                    transport_name(c), reasons[c->close_reason], c->fd);
     stop_events(c);
+    stream_end(c);
     out_reset(c);
     if (c->pend.it) {
         item_release(c->pend.it);
@@ -957,6 +978,14 @@ static enum progress process_input(struct conn *c, int *budget)
             return NEED_INPUT;
         if (c->out.bytes > OUT_HIGH_WATER)
             return OUTPUT_FULL;
+        if (c->stream_next) {
+            if (*budget == 0)
+                return YIELD;
+            (*budget)--;
+            if (c->stream_next(c, c->stream_state))
+                stream_end(c);
+            continue;
+        }
         if (c->state == CONN_NREAD || c->state == CONN_SWALLOW) {
             if (!consume_block(c))
                 return NEED_INPUT;

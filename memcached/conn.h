@@ -146,6 +146,11 @@ struct conn {
     struct auth_sasl *sasl;
     size_t auth_data;
 
+    /* A reply produced in parts (conn_stream()); NULL next: none. */
+    bool (*stream_next)(struct conn *c, void *state);
+    void (*stream_free)(void *state);
+    void *stream_state;
+
     uint32_t last_cmd_time;
     struct sockaddr_storage peer;
     socklen_t peerlen;
@@ -222,6 +227,20 @@ void conn_out_value(struct conn *c, struct item *it);
 /* Marks the queue's end, and drops everything appended after a mark. */
 void conn_out_mark(struct conn *c, struct out_mark *m);
 void conn_out_rollback(struct conn *c, const struct out_mark *m);
+
+/*
+ * A reply too large to build at once (lru_crawler metadump): from now on,
+ * before any further command of c, next(c, state) is called to append the
+ * next part of it, whenever the queued output is below the connection's
+ * high-water mark, until it returns true (the reply is complete). Each
+ * call counts as one command of the connection's per-event budget, so the
+ * worker's other connections are served in between, and the replies
+ * waiting to be sent stay bounded. free(state) runs once the reply is
+ * complete or the connection closes. TCP and unix connections only. c's
+ * worker thread.
+ */
+void conn_stream(struct conn *c, bool (*next)(struct conn *c, void *state),
+                 void (*free)(void *state), void *state);
 
 /* ---- input control, for the protocol layer ---- */
 

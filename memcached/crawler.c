@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,28 +135,87 @@ uint64_t crawler_crawl_class(unsigned clsid)
                       NULL);
 }
 
-struct dump_ctx {
-    crawler_dump_fn fn;
-    void *ctx;
+struct crawler_dump {
+    struct item cursor; /* in class clsid's LRU while linked */
+    bool linked;
+    unsigned clsid; /* the class being walked; 0 before the first */
+    uint64_t mask;
 };
 
-/* memcached's metadump skips expired and flushed items (LRU lock held). */
-static unsigned dump_one(struct lru *l, struct item *it, void *arg)
+struct crawler_dump *crawler_dump_begin(uint64_t class_mask)
 {
-    struct dump_ctx *d = arg;
+    struct crawler_dump *d = calloc(1, sizeof(*d));
 
-    (void)l;
-    if (item_is_dead(it, items_now()))
-        return 0;
-    d->fn(d->ctx, it);
-    return 1;
+    if (d == NULL)
+        return NULL;
+    d->cursor.it_flags = ITEM_CRAWLER;
+    d->mask = class_mask;
+    return d;
 }
 
-uint64_t crawler_dump_class(unsigned clsid, crawler_dump_fn fn, void *ctx)
+/* Puts the cursor at the tail of the next class to walk that has items
+ * (LRU lock of that class taken and released). False: none is left. */
+static bool dump_next_class(struct crawler_dump *d)
 {
-    struct dump_ctx d = {.fn = fn, .ctx = ctx};
+    while (++d->clsid < SLABS_MAX_CLASSES) {
+        if (!(d->mask & (UINT64_C(1) << d->clsid)))
+            continue;
+        struct lru *l = &lrus[d->clsid];
+        pthread_mutex_lock(&l->lock);
+        if (l->tail != NULL) {
+            d->cursor.next = NULL;
+            d->cursor.prev = l->tail;
+            l->tail->next = &d->cursor;
+            l->tail = &d->cursor;
+            d->linked = true;
+        }
+        pthread_mutex_unlock(&l->lock);
+        if (d->linked)
+            return true;
+    }
+    return false;
+}
 
-    return walk_class(clsid, 0, false, dump_one, &d);
+bool crawler_dump_next(struct crawler_dump *d, unsigned max, crawler_dump_fn fn,
+                       void *ctx)
+{
+    unsigned passed = 0; /* items stepped over */
+
+    while (passed < max) {
+        if (!d->linked && !dump_next_class(d))
+            return true;
+        struct lru *l = &lrus[d->clsid];
+        uint32_t now = items_now();
+        pthread_mutex_lock(&l->lock);
+        while (passed < max) {
+            struct item *it = d->cursor.prev;
+            if (it == NULL) {
+                lru_remove(l, &d->cursor);
+                d->linked = false;
+                break;
+            }
+            cursor_step(l, &d->cursor, it);
+            passed++; /* dead ones too: they bound the lock hold as well */
+            /* memcached's metadump skips expired and flushed items */
+            if (!item_has_flag(it, ITEM_CRAWLER) && !item_is_dead(it, now))
+                fn(ctx, it);
+        }
+        pthread_mutex_unlock(&l->lock);
+    }
+    return false;
+}
+
+void crawler_dump_end(struct crawler_dump *d)
+{
+    if (d == NULL)
+        return;
+    if (d->linked) {
+        struct lru *l = &lrus[d->clsid];
+        pthread_mutex_lock(&l->lock);
+        lru_remove(l, &d->cursor);
+        pthread_mutex_unlock(&l->lock);
+    }
+    free(d);
 }
 
 static uint64_t crawl_classes(uint64_t mask)

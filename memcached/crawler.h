@@ -48,13 +48,26 @@ bool crawler_running(void);
 uint64_t crawler_crawl_class(unsigned clsid);
 
 /*
- * lru_crawler metadump: calls fn(ctx, it) for every live item of class
- * clsid, tail (oldest) first, with the class's LRU lock held (fn must not
- * take item or LRU locks; it may read the item). Runs on the calling
- * thread, beside a crawl. Returns the number of items passed to fn.
+ * lru_crawler metadump, in parts: a dump of the live items of the classes
+ * whose bit is set in class_mask, class by class in id order, each from
+ * its LRU tail (oldest) to its head. The dump keeps its place with its own
+ * cursor in the LRU, so other threads work on between the parts (an item
+ * bumped to the head meanwhile may be seen twice, as in memcached).
+ * crawler_dump_begin() returns NULL when out of memory.
+ * crawler_dump_next() steps over up to max more items (dead ones are
+ * skipped, as memcached's metadump does) and calls fn(ctx, it) for the live
+ * ones, with
+ * their class's LRU lock held (fn must not take item or LRU locks; it may
+ * read the item); returns true once the dump is complete.
+ * crawler_dump_end() frees the dump, complete or not (NULL: no-op). One
+ * thread uses a dump at a time; dumps and crawls may run side by side.
  */
 struct item;
+struct crawler_dump;
 typedef void (*crawler_dump_fn)(void *ctx, struct item *it);
-uint64_t crawler_dump_class(unsigned clsid, crawler_dump_fn fn, void *ctx);
+struct crawler_dump *crawler_dump_begin(uint64_t class_mask);
+bool crawler_dump_next(struct crawler_dump *d, unsigned max, crawler_dump_fn fn,
+                       void *ctx);
+void crawler_dump_end(struct crawler_dump *d);
 
 #endif /* MEMCACHED_CRAWLER_H */

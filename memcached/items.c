@@ -513,7 +513,7 @@ static bool lru_pull_tail(unsigned clsid)
 {
     struct lru *l = &lrus[clsid];
     uint32_t now = items_now();
-    bool freed = false;
+    bool freed = false, evicted = false;
     int tries = LRU_TAIL_SEARCH;
 
     pthread_mutex_lock(&l->lock);
@@ -535,6 +535,7 @@ static bool lru_pull_tail(unsigned clsid)
             evict_account(l, it, dead, now);
             if (!dead)
                 watch_log_eviction(it);
+            evicted = !dead;
             do_item_unlink(it, &kh, true);
             freed = true;
         }
@@ -543,6 +544,10 @@ static bool lru_pull_tail(unsigned clsid)
             break;
     }
     pthread_mutex_unlock(&l->lock);
+    /* automove 2 (memcached's): every eviction asks for a page from any
+     * class with one to spare; a move under way makes this a no-op. */
+    if (evicted && SETTING_GET(slab_automove) == 2)
+        slab_mover_reassign(-1, (int)clsid);
     return freed;
 }
 

@@ -18,7 +18,8 @@ memcached_libmcserver_a_SOURCES = memcached/settings.c memcached/items.c \
 	memcached/stats_cmd.c memcached/conn.c memcached/udp.c \
 	memcached/thread.c memcached/listen.c memcached/proto_parse.c \
 	memcached/proto_text.c memcached/proto_meta.c memcached/proto_bin.c \
-	memcached/proto_admin.c memcached/slab_mover.c memcached/watch.c \
+	memcached/proto_admin.c memcached/slab_mover.c \
+	memcached/slab_automove.c memcached/watch.c \
 	memcached/compat_opts.c memcached/auth.c memcached/auth_sasl.c \
 	memcached/tls.c
 memcached_libmcserver_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS)
@@ -28,7 +29,8 @@ noinst_HEADERS += memcached/settings.h memcached/items.h \
 	memcached/udp.h memcached/thread.h memcached/listen.h \
 	memcached/proto_parse.h memcached/proto_text.h memcached/proto_meta.h \
 	memcached/proto_bin.h memcached/proto_bin_wire.h \
-	memcached/proto_admin.h memcached/slab_mover.h memcached/watch.h \
+	memcached/proto_admin.h memcached/slab_mover.h \
+	memcached/slab_automove.h memcached/watch.h \
 	memcached/compat_opts.h memcached/auth.h memcached/auth_sasl.h \
 	memcached/tls.h
 

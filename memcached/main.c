@@ -161,9 +161,18 @@ static void usage(void)
         "as memcached\n"
         "                          does; no effect here (items are never "
         "chunked)\n"
-        "   - no_chunked_items, slab_reassign, no_slab_reassign, "
-        "slab_automove,\n"
-        "     no_slab_automove, slab_automove_ratio, slab_automove_window,\n"
+        "   - slab_reassign, no_slab_reassign: allow page moves between "
+        "classes\n"
+        "   - slab_automove:       0 off, 1 move pages by LRU age (default), "
+        "2 on\n"
+        "                          every eviction; no_slab_automove: 0\n"
+        "   - slab_automove_ratio: a page moves when the youngest class's "
+        "age is\n"
+        "                          below this share of the oldest's "
+        "(default: 0.80)\n"
+        "   - slab_automove_window: seconds of history automove 1 weighs "
+        "(default: 30)\n"
+        "   - no_chunked_items,\n"
         "     tail_repair_time, lru_maintainer, no_lru_maintainer, "
         "hot_lru_pct,\n"
         "     warm_lru_pct, hot_max_factor, warm_max_factor, "
@@ -286,6 +295,8 @@ struct knob {
     int *value;          /* where an int or flag is kept, for the */
     bool *given;         /* cross-checks (check_knobs()) and stats */
     double *dvalue;      /* where a float is kept */
+    uint32_t *uvalue;    /* where an unsigned one is kept, times scale */
+    uint32_t scale;      /* (wrapping at 32 bits, as memcached's) */
 };
 
 /* Whether -o temporary_ttl was given (a cross-check needs it). */
@@ -325,7 +336,8 @@ static const struct knob knobs[] = {
      .min = 3,
      .max = INT_MAX,
      .missing = "Missing slab_automove_window argument",
-     .bad = "slab_automove_window must be > 2"},
+     .bad = "slab_automove_window must be > 2",
+     .value = &settings.slab_automove_window},
     {.name = "tail_repair_time",
      .kind = KNOB_INT,
      .min = 10,
@@ -357,7 +369,8 @@ static const struct knob knobs[] = {
      .kind = KNOB_FLOAT,
      .max = 1,
      .missing = "Missing slab_automove_ratio argument",
-     .bad = "slab_automove_ratio must be > 0 and < 1"},
+     .bad = "slab_automove_ratio must be > 0 and < 1",
+     .dvalue = &settings.slab_automove_ratio},
     {.name = "hot_max_factor",
      .kind = KNOB_FLOAT,
      .missing = "Missing hot_max_factor argument",
@@ -371,15 +384,21 @@ static const struct knob knobs[] = {
     {.name = "watcher_logbuf_size",
      .kind = KNOB_UINT,
      .missing = "Missing watcher_logbuf_size argument",
-     .bad = "could not parse argument to watcher_logbuf_size"},
+     .bad = "could not parse argument to watcher_logbuf_size",
+     .uvalue = &settings.watcher_logbuf_size,
+     .scale = 1024},
     {.name = "worker_logbuf_size",
      .kind = KNOB_UINT,
      .missing = "Missing worker_logbuf_size argument",
-     .bad = "could not parse argument to worker_logbuf_size"},
+     .bad = "could not parse argument to worker_logbuf_size",
+     .uvalue = &settings.worker_logbuf_size,
+     .scale = 1024},
     {.name = "read_buf_mem_limit",
      .kind = KNOB_UINT,
      .missing = "Missing read_buf_mem_limit argument",
-     .bad = "could not parse argument to read_buf_mem_limit"},
+     .bad = "could not parse argument to read_buf_mem_limit",
+     .uvalue = &settings.read_buf_mem_limit,
+     .scale = 1024 * 1024},
 };
 
 /* Checks val for the knob named opt as memcached does; false if opt is
@@ -418,6 +437,8 @@ static bool knob_option(const char *opt, const char *val)
             uint32_t v;
             if (!parse_u32(val, &v))
                 usage_error("%s", k->bad);
+            if (k->uvalue)
+                *k->uvalue = v * k->scale;
         }
         return true;
     }

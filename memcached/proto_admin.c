@@ -3,10 +3,11 @@
  * memcached/proto_admin.c - administrative commands (see proto_admin.h).
  *
  * Argument checks follow memcached 1.6.18's order, so every malformed line
- * gets the reply memcached gives. lru_crawler metadump writes its whole
- * dump into the connection's output at once, after any replies before it
- * (memcached streams it from the crawler thread): the output is freed as
- * it is sent.
+ * gets the reply memcached gives. lru_crawler metadump streams: the
+ * connection asks for the dump's next part whenever its output has drained
+ * (conn_stream()), so a dump of any size holds a bounded buffer and the
+ * worker's other clients are served in between (memcached's crawler thread
+ * writes into a buffer the connection drains).
  */
 #include "config.h"
 
@@ -75,6 +76,22 @@ static void dump_line(void *ctx, struct item *it)
     conn_out_commit(c, (size_t)(p - s));
 }
 
+/* Items per part of a metadump: about 16 KB of lines, one LRU lock hold. */
+#define DUMP_PART_ITEMS 128
+
+static bool metadump_part(struct conn *c, void *state)
+{
+    if (!crawler_dump_next(state, DUMP_PART_ITEMS, dump_line, c))
+        return false;
+    conn_out_line(c, "END");
+    return true;
+}
+
+static void metadump_free(void *state)
+{
+    crawler_dump_end(state);
+}
+
 static void crawler_metadump(struct conn *c, char *classes)
 {
     uint64_t mask;
@@ -87,15 +104,27 @@ static void crawler_metadump(struct conn *c, char *classes)
         conn_out_line(c, "ERROR metadump not allowed");
         return;
     }
+    /* memcached's dump takes the connection over, so it refuses one
+     * that replies of commands before it in the same read still wait on */
+    if (c->out.bytes > 0) {
+        conn_out_line(c,
+                      "ERROR cannot pipeline other commands before metadump");
+        return;
+    }
     if (parse_classes(classes, &mask) == CLASSES_BAD) {
         conn_out_line(c, "BADCLASS invalid class id");
         return;
     }
-    for (unsigned i = 1; i < SLABS_MAX_CLASSES; i++) {
-        if (mask & (UINT64_C(1) << i))
-            crawler_dump_class(i, dump_line, c);
+    /* memcached's crawler writes to the UDP socket as to a stream, which
+     * fails: no reply (a dump would not fit in datagrams anyway) */
+    if (c->transport == TRANSPORT_UDP)
+        return;
+    struct crawler_dump *d = crawler_dump_begin(mask);
+    if (d == NULL) {
+        conn_out_error(c, "SERVER_ERROR out of memory");
+        return;
     }
-    conn_out_line(c, "END");
+    conn_stream(c, metadump_part, metadump_free, d);
 }
 
 static void crawler_crawl(struct conn *c, char *classes)
@@ -169,11 +198,11 @@ static void slabs_automove(struct conn *c, struct token *t, size_t nt)
 
     proto_noreply_maybe(c, t, nt);
     if (strcmp(t[2].value, "ratio") == 0) {
-        /* Accepted as memcached does; our automove has no ratio. */
         if (nt < 5 || !parse_double(t[3].value, &ratio)) {
             conn_out_line(c, "ERROR");
             return;
         }
+        settings_set_automove_ratio(ratio);
     } else {
         if (!parse_u32(t[2].value, &level)) {
             conn_out_line(c, "CLIENT_ERROR bad command line format");

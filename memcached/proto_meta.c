@@ -705,6 +705,8 @@ static void cmd_me(struct conn *c, struct token *t, size_t nt)
     }
     struct item *it =
         item_get(t[1].value, t[1].length, FETCH_NO_BUMP | FETCH_PEEK, 0);
+    /* memcached's cmd_meta counts the me commands it runs, no other */
+    stats_inc(TC_META_CMDS);
     if (it == NULL) {
         conn_out_line(c, "EN");
         return;
@@ -737,7 +739,6 @@ void proto_meta_process(struct conn *c, struct token *t, size_t nt)
 {
     char cmd = t[0].value[1];
 
-    stats_inc(TC_META_CMDS);
     if (cmd == 'n') {
         conn_out_line(c, "MN");
         return;

@@ -10,6 +10,7 @@
 
 struct settings settings;
 
+/* Guards the run-time tunables that are not a single word. */
 static pthread_mutex_t lru_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void settings_lru_get(struct lru_tunables *out)
@@ -23,6 +24,21 @@ void settings_lru_set(const struct lru_tunables *in)
 {
     pthread_mutex_lock(&lru_lock);
     settings.lru = *in;
+    pthread_mutex_unlock(&lru_lock);
+}
+
+double settings_automove_ratio(void)
+{
+    pthread_mutex_lock(&lru_lock);
+    double r = settings.slab_automove_ratio;
+    pthread_mutex_unlock(&lru_lock);
+    return r;
+}
+
+void settings_set_automove_ratio(double ratio)
+{
+    pthread_mutex_lock(&lru_lock);
+    settings.slab_automove_ratio = ratio;
     pthread_mutex_unlock(&lru_lock);
 }
 
@@ -57,9 +73,14 @@ void settings_init(void)
         .lru_crawler_sleep = 100,
         .lru_crawler_tocrawl = 0,
         .idle_timeout = 0,
+        .watcher_logbuf_size = 256 * 1024,
+        .worker_logbuf_size = 64 * 1024,
+        .read_buf_mem_limit = 0,
         .slab_chunk_max = MC_SLAB_PAGE_SIZE / 2,
         .slab_reassign = 1,
         .slab_automove = 1,
+        .slab_automove_ratio = 0.8,
+        .slab_automove_window = 30,
         .lru_maintainer = 1,
         .lru =
             {

@@ -76,18 +76,23 @@ struct settings {
     int lru_crawler_sleep;        /* -o lru_crawler_sleep, microseconds */
     uint32_t lru_crawler_tocrawl; /* -o lru_crawler_tocrawl */
     int idle_timeout;             /* -o idle_timeout, seconds; <= 0: never */
-    int slab_chunk_max;           /* -o slab_chunk_max, no effect here */
-    int slab_reassign;            /* 0 with -o no_slab_reassign */
-    int slab_automove;            /* -o slab_automove, "slabs automove" */
-    int lru_maintainer;           /* 0 with -o no_lru_maintainer/no_modern */
-    struct lru_tunables lru;      /* see above: only through settings_lru_* */
-    bool watch_enabled;           /* false with -W */
-    bool track_sizes;             /* -o track_sizes, "stats sizes_enable" */
-    bool daemonize;               /* -d */
-    char *pid_file;               /* -P */
-    char *username;               /* -u */
-    bool sasl;                    /* -S: binary clients log in with SASL */
-    char *auth_file;              /* -Y: ASCII logins from this file */
+    uint32_t watcher_logbuf_size; /* -o ..., bytes: shown, no effect here */
+    uint32_t worker_logbuf_size;
+    uint32_t read_buf_mem_limit;
+    int slab_chunk_max;         /* -o slab_chunk_max, no effect here */
+    int slab_reassign;          /* 0 with -o no_slab_reassign */
+    int slab_automove;          /* -o slab_automove, "slabs automove" */
+    double slab_automove_ratio; /* only through settings_automove_ratio*() */
+    int slab_automove_window;   /* -o slab_automove_window */
+    int lru_maintainer;         /* 0 with -o no_lru_maintainer/no_modern */
+    struct lru_tunables lru;    /* see above: only through settings_lru_* */
+    bool watch_enabled;         /* false with -W */
+    bool track_sizes;           /* -o track_sizes, "stats sizes_enable" */
+    bool daemonize;             /* -d */
+    char *pid_file;             /* -P */
+    char *username;             /* -u */
+    bool sasl;                  /* -S: binary clients log in with SASL */
+    char *auth_file;            /* -Y: ASCII logins from this file */
 };
 
 extern struct settings settings;
@@ -98,6 +103,11 @@ void settings_init(void);
 /* Copies of settings.lru, under a lock (any thread). */
 void settings_lru_get(struct lru_tunables *out);
 void settings_lru_set(const struct lru_tunables *in);
+
+/* slab_automove_ratio ("slabs automove ratio" changes it), under a lock
+ * (any thread). */
+double settings_automove_ratio(void);
+void settings_set_automove_ratio(double ratio);
 
 /* Reads / writes a run-time tunable field without a data race. */
 #define SETTING_GET(field)    load_relaxed(&settings.field)

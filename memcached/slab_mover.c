@@ -12,17 +12,18 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 
 #include "memcached/items_int.h"
 #include "memcached/settings.h"
+#include "memcached/slab_automove.h"
 #include "memcached/slab_mover.h"
 #include "memcached/stats.h"
 #include "memcached/watch.h"
 
 #define SWEEP_INTERVAL_MS 10
 #define IDLE_WAIT_MS      100 /* between looks at the automove setting */
-#define AUTOMOVE_EVERY_S  10  /* automove looks at the classes this often */
 
 static struct {
     pthread_mutex_t lock; /* protects everything below */
@@ -30,7 +31,6 @@ static struct {
     pthread_t tid;
     bool started, stopping;
     struct slab_mover_stats st;
-    uint64_t last_evicted[SLABS_MAX_CLASSES]; /* automove's last look */
 } mv = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .cond = PTHREAD_COND_INITIALIZER,
@@ -68,40 +68,59 @@ static void sweep(const struct slabs_move *m)
     pthread_mutex_unlock(&mv.lock);
 }
 
-/* Evictions of class i so far (its LRU lock). */
-static uint64_t class_evictions(unsigned i)
+/* The automove samples of every class now (slab_automove.h). */
+static void take_samples(struct automove_sample *out)
 {
-    pthread_mutex_lock(&lrus[i].lock);
-    uint64_t n = lrus[i].evicted;
-    pthread_mutex_unlock(&lrus[i].lock);
-    return n;
+    unsigned n = slabs_nclasses();
+    uint32_t now = items_now();
+
+    memset(out, 0, SLABS_MAX_CLASSES * sizeof(*out));
+    for (unsigned i = 1; i <= n && i < SLABS_MAX_CLASSES; i++) {
+        struct automove_sample *s = &out[i];
+        struct lru *l = &lrus[i];
+
+        pthread_mutex_lock(&l->lock);
+        s->evicted = l->evicted;
+        s->outofmemory = l->outofmemory;
+        struct item *tail = l->tail;
+        if (tail && item_has_flag(tail, ITEM_CRAWLER))
+            tail = tail->prev; /* the crawler's marker: the item before it */
+        s->age = tail && now > tail->btime ? now - tail->btime : 0;
+        pthread_mutex_unlock(&l->lock);
+        slabs_class_pages(i, &s->pages, &s->free_chunks);
+        s->perslab = slabs_perslab(i);
+    }
 }
 
 /*
- * automove: the class that evicted most since the last look takes a page
- * from one whose free chunks fill two pages (so it keeps one to spare).
- * mv.lock held.
+ * automove 1, about once a second (mover thread, mv.lock not held): runs
+ * the decision and starts the move it asks for, unless one is under way.
+ * Returns true when it asked for a page to go to the pool, after which
+ * memcached looks again at once.
  */
-static void automove(void)
+static bool automove_step(struct automove **am, double *ratio)
 {
-    unsigned n = slabs_nclasses(), dst = 0, src = 0;
-    uint64_t most = 0;
+    struct automove_sample now[SLABS_MAX_CLASSES];
+    int src, dst;
 
-    for (unsigned i = 1; i <= n; i++) {
-        uint64_t e = class_evictions(i);
-        if (e - mv.last_evicted[i] > most) {
-            most = e - mv.last_evicted[i];
-            dst = i;
-        }
-        mv.last_evicted[i] = e;
+    take_samples(now);
+    if (*am == NULL || *ratio != settings_automove_ratio()) {
+        /* A new ratio starts a new history, as in memcached. */
+        automove_free(*am);
+        *ratio = settings_automove_ratio();
+        *am =
+            automove_new((unsigned)settings.slab_automove_window, *ratio, now);
+        return false;
     }
-    for (unsigned i = 1; i <= n && dst != 0 && src == 0; i++) {
-        if (i != dst && slabs_free_chunks(i) >= 2ull * slabs_perslab(i))
-            src = i;
-    }
-    if (dst != 0 && src != 0 &&
-        slabs_move_begin((int)src, (int)dst) == SLABS_REASSIGN_OK)
-        watch_log_slab_move(src, dst);
+    automove_run(*am, now, &src, &dst);
+    if (src == -1 || dst == -1)
+        return false;
+    pthread_mutex_lock(&mv.lock);
+    bool ok = slabs_move_begin(src, dst) == SLABS_REASSIGN_OK;
+    pthread_mutex_unlock(&mv.lock);
+    if (ok)
+        watch_log_slab_move((unsigned)src, (unsigned)dst);
+    return dst == 0;
 }
 
 static void wait_ms(unsigned ms)
@@ -118,21 +137,26 @@ static void wait_ms(unsigned ms)
 static void *mover_main(void *arg)
 {
     struct slabs_move m;
-    uint32_t next_automove = items_now() + AUTOMOVE_EVERY_S;
+    struct automove *am = NULL;
+    double ratio = 0;
+    uint32_t last_automove = 0;
 
     (void)arg;
     stats_thread_register();
     pthread_mutex_lock(&mv.lock);
     while (!mv.stopping) {
+        /* Samples go on while a page moves, as memcached's (a decision
+         * then is BUSY and dropped). */
+        if (SETTING_GET(slab_automove) == 1 && items_now() != last_automove) {
+            pthread_mutex_unlock(&mv.lock);
+            if (!automove_step(&am, &ratio))
+                last_automove = items_now();
+            pthread_mutex_lock(&mv.lock);
+        }
         bool busy = slabs_move_current(&m);
         mv.st.running = busy;
         if (!busy) {
             wait_ms(IDLE_WAIT_MS);
-            if (items_now() >= next_automove) {
-                next_automove = items_now() + AUTOMOVE_EVERY_S;
-                if (SETTING_GET(slab_automove) > 0)
-                    automove();
-            }
             continue;
         }
         pthread_mutex_unlock(&mv.lock);
@@ -144,6 +168,7 @@ static void *mover_main(void *arg)
     }
     mv.st.running = 0;
     pthread_mutex_unlock(&mv.lock);
+    automove_free(am);
     return NULL;
 }
 

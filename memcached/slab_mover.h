@@ -13,9 +13,11 @@
  * reference is dropped and after the NIC reader horizon has passed it, so
  * the NIC never reads a chunk that already belongs to the new class.
  *
- * automove 1 or 2 (memcached's levels; here both mean the same policy):
- * every few seconds, a class that evicted since the last look gets a page
- * from a class that holds at least two pages' worth of free chunks.
+ * automove, memcached 1.6.18's levels: 1, this thread samples the classes
+ * about once a second and moves what slab_automove.h decides (windowed LRU
+ * tail ages, idle free pages to the global pool); 2, every eviction asks
+ * for a page for its class from the next class with one to spare
+ * (items.c calls slab_mover_reassign(-1, class)).
  */
 #ifndef MEMCACHED_SLAB_MOVER_H
 #define MEMCACHED_SLAB_MOVER_H

@@ -701,17 +701,17 @@ bool slabs_move_finish(void)
     return done;
 }
 
-uint64_t slabs_free_chunks(unsigned clsid)
+void slabs_class_pages(unsigned clsid, uint64_t *pages, uint64_t *free_chunks)
 {
     struct slabclass *c = class_of(clsid);
-    uint64_t n;
 
+    *pages = *free_chunks = 0;
     if (c == NULL)
-        return 0;
+        return;
     pthread_mutex_lock(&c->lock);
-    n = c->nfree + c->carve_left;
+    *pages = c->pages;
+    *free_chunks = c->nfree + c->carve_left;
     pthread_mutex_unlock(&c->lock);
-    return n;
 }
 
 void slabs_page_counts(uint64_t *moved, uint64_t *pool)

@@ -239,8 +239,9 @@ bool slabs_move_finish(void);
  * (slab_global_page_pool). */
 void slabs_page_counts(uint64_t *moved, uint64_t *pool);
 
-/* Free chunks of a class, its uncarved rest included (0: invalid id). */
-uint64_t slabs_free_chunks(unsigned clsid);
+/* Pages a class holds and its free chunks, its uncarved rest included
+ * (both 0 for an invalid id). Takes the class lock. */
+void slabs_class_pages(unsigned clsid, uint64_t *pages, uint64_t *free_chunks);
 
 /*
  * cache_memlimit: the memory limit from now on (pages already handed out

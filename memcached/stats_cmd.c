@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "memcached/assoc.h"
+#include "memcached/compat_opts.h"
 #include "memcached/conn.h"
 #include "memcached/crawler.h"
 #include "memcached/items.h"
@@ -26,6 +27,7 @@
 #include "memcached/stats.h"
 #include "memcached/stats_cmd.h"
 #include "memcached/stats_prefix.h"
+#include "memcached/thread.h"
 #include "memcached/tls.h"
 #include "memcached/watch.h"
 
@@ -57,7 +59,7 @@ void stats_general(stat_sink_fn sink, void *ctx)
     struct items_totals it;
     struct slab_mover_stats mv;
     struct watch_stats ws;
-    uint64_t moved, pool;
+    uint64_t moved, pool, bufs, bufs_free;
     uint32_t now = items_now();
 
     stats_sum(s);
@@ -74,6 +76,19 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("total_connections", s[TC_TOTAL_CONNS]);
     STAT_U64("rejected_connections", s[TC_REJECTED_CONNS]);
     STAT_U64("connection_structures", conns_structures());
+    /* memcached's response objects and read buffers are one kind of
+     * buffer here, the workers': counted as read buffers. */
+    threads_buf_stats(&bufs, &bufs_free);
+    STAT_U64("response_obj_oom", 0);
+    STAT_U64("response_obj_count", 0);
+    STAT_U64("response_obj_bytes", 0);
+    STAT_U64("read_buf_count", bufs);
+    STAT_U64("read_buf_bytes", bufs * WORKER_BUF_SIZE);
+    STAT_U64("read_buf_bytes_free", bufs_free * WORKER_BUF_SIZE);
+    STAT_U64("read_buf_oom", 0);
+    /* memcached holds 5 descriptors per worker back from -c, which is
+     * its descriptor limit too; here -c counts client connections only */
+    STAT_U64("reserved_fds", 0);
     STAT_U64("cmd_get", s[TC_GET_CMDS]);
     STAT_U64("cmd_set", s[TC_SET_CMDS]);
     STAT_U64("cmd_flush", s[TC_FLUSH_CMDS]);
@@ -121,6 +136,8 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("slabs_moved", moved);
     STAT_U64("lru_crawler_running", crawler_running());
     STAT_U64("lru_crawler_starts", it.crawler_starts);
+    if (settings.lru_maintainer)
+        STAT_U64("lru_maintainer_juggles", 0); /* no LRU maintainer here */
     STAT_U64("malloc_fails", 0);
     watch_stats(&ws);
     STAT_U64("log_worker_dropped", ws.worker_dropped);
@@ -129,6 +146,8 @@ void stats_general(stat_sink_fn sink, void *ctx)
     STAT_U64("log_watcher_sent", ws.watcher_sent);
     STAT_U64("log_watchers", ws.watchers);
     tls_stats(sink, ctx);
+    STAT_U64("unexpected_napi_ids", 0);
+    STAT_U64("round_robin_fallback", 0);
     STAT_U64("bytes", it.bytes);
     STAT_U64("curr_items", it.curr_items);
     STAT_U64("total_items", s[TC_TOTAL_ITEMS]);
@@ -194,6 +213,9 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     STAT_U64("hashpower_init", settings.hashpower_init);
     STAT_STR("slab_reassign", yes_no(settings.slab_reassign));
     STAT_U64("slab_automove", SETTING_GET(slab_automove));
+    stat_sinkf(sink, ctx, "slab_automove_ratio", "%.2f",
+               settings_automove_ratio());
+    STAT_U64("slab_automove_window", settings.slab_automove_window);
     stat_sinkf(sink, ctx, "slab_chunk_max", "%d", settings.slab_chunk_max);
     STAT_STR("lru_crawler", yes_no(SETTING_GET(lru_crawler)));
     STAT_U64("lru_crawler_sleep", SETTING_GET(lru_crawler_sleep));
@@ -213,9 +235,14 @@ void stats_settings(stat_sink_fn sink, void *ctx)
     STAT_STR("temp_lru", yes_no(lt.temp_lru));
     STAT_U64("temporary_ttl", lt.temporary_ttl);
     stat_sinkf(sink, ctx, "idle_timeout", "%d", settings.idle_timeout);
+    STAT_U64("watcher_logbuf_size", settings.watcher_logbuf_size);
+    STAT_U64("worker_logbuf_size", settings.worker_logbuf_size);
+    STAT_U64("read_buf_mem_limit", settings.read_buf_mem_limit);
     STAT_STR("track_sizes", yes_no(items_sizes_enabled()));
     STAT_STR("inline_ascii_response", "no");
+    compat_stats(sink, ctx);
     tls_settings_stats(sink, ctx);
+    compat_napi_stats(sink, ctx);
     STAT_STR("memory_file", "(null)");
 }
 

@@ -14,6 +14,7 @@
 #include "memcached/conn.h"
 #include "memcached/stats.h"
 #include "memcached/thread.h"
+#include "proto/barrier.h"
 
 __thread struct worker *self_worker;
 
@@ -27,17 +28,34 @@ static int started;
 
 void *worker_buf_get(struct worker *w)
 {
-    if (w->nbufs > 0)
+    if (w->nbufs > 0) {
+        store_relaxed(&w->bufs_free, w->bufs_free - 1);
         return w->bufs[--w->nbufs];
-    return malloc(WORKER_BUF_SIZE);
+    }
+    void *buf = malloc(WORKER_BUF_SIZE);
+    if (buf)
+        store_relaxed(&w->bufs_total, w->bufs_total + 1);
+    return buf;
 }
 
 void worker_buf_put(struct worker *w, void *buf)
 {
-    if (w->nbufs < WORKER_BUF_CACHE)
+    if (w->nbufs < WORKER_BUF_CACHE) {
         w->bufs[w->nbufs++] = buf;
-    else
+        store_relaxed(&w->bufs_free, w->bufs_free + 1);
+    } else {
         free(buf);
+        store_relaxed(&w->bufs_total, w->bufs_total - 1);
+    }
+}
+
+void threads_buf_stats(uint64_t *count, uint64_t *free)
+{
+    *count = *free = 0;
+    for (int i = 0; i < load_relaxed(&nworkers); i++) {
+        *count += load_relaxed(&workers[i].bufs_total);
+        *free += load_relaxed(&workers[i].bufs_free);
+    }
 }
 
 /* Takes every queued connection and starts serving it. */

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "memcached/conn.h"
 
@@ -39,6 +40,9 @@ struct worker {
     struct pending_conn *qhead, *qtail;
     void *bufs[WORKER_BUF_CACHE]; /* free WORKER_BUF_SIZE buffers */
     int nbufs;
+    /* Buffers malloc'ed and not freed, and of them the free ones: written
+     * by the worker, read by "stats" (relaxed). */
+    uint64_t bufs_total, bufs_free;
 };
 
 /* The worker running on this thread (NULL on other threads). */
@@ -63,5 +67,9 @@ void thread_dispatch(int fd, enum transport transport, bool tls);
  * return. NULL only when memory is exhausted. */
 void *worker_buf_get(struct worker *w);
 void worker_buf_put(struct worker *w, void *buf);
+
+/* Every worker's buffers summed: how many exist and how many are free
+ * (memcached's read_buf_count, read_buf_bytes_free). Any thread. */
+void threads_buf_stats(uint64_t *count, uint64_t *free);
 
 #endif /* MEMCACHED_THREAD_H */

@@ -179,18 +179,27 @@ def test_ascii_auth(t, d):
             b"baselines have no login" in p.stderr, p.stderr)
 
 
-def test_sasl(t, d):
-    """-S: the handshake's login is checked against SASL's database."""
-    db = os.path.join(d, "sasldb")
+def sasl_db(t, d, name, password):
+    """A SASL database in d holding USER with password, and SASL_CONF_PATH
+    naming it for the -S servers started next; False if saslpasswd2
+    failed (a check says so)."""
+    db = os.path.join(d, name)
     with open(os.path.join(d, "memcached.conf"), "w") as f:
         f.write("mech_list: plain\nsasldb_path: %s\n" % db)
     p = subprocess.run(["saslpasswd2", "-a", "memcached", "-c", "-p", "-f",
-                        db, USER.decode()], input=b"saslpw",
+                        db, USER.decode()], input=password,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if not t.check("saslpasswd2 made a database (package sasl2-bin)",
                    p.returncode == 0, p.stderr):
-        return
+        return False
     os.environ["SASL_CONF_PATH"] = d
+    return True
+
+
+def test_sasl(t, d):
+    """-S: the handshake's login is checked against SASL's database."""
+    if not sasl_db(t, d, "sasldb", b"saslpw"):
+        return
     srv, port = start_server(["-S"])
     r = exchange(port, w.msg(w.RDN_MSG_HELLO, hello()))
     t.eq("-S, no login: rejected", rejected(r[0]), errno.EACCES)
@@ -273,6 +282,70 @@ def test_resume(t, d):
         srv.close()
 
 
+def cli_cmd(srv, args, login=None):
+    """rdn-cli --servers (the server's TCP port) args: (status, out, err)."""
+    cmd = [CLI, "-v", "--servers", "--SERVER=127.0.0.1:%d" % srv.port]
+    if login is not None:
+        cmd += ["-a", login]
+    p = subprocess.run(cmd + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    return p.returncode, p.stdout, p.stderr.decode("latin1", "replace")
+
+
+def tcp_logins(t, d, what, srv):
+    """rdn-cli set, get (librdn's TCP path: the server has no RDMA port)
+    and stats against an authenticating server: the right login works on
+    every one; none or a wrong one is refused with a clear error and
+    prints no data."""
+    good = login_file(d, "tgood", USER, b"tcp-pw")
+    bad = login_file(d, "tbad", USER, b"not-it")
+    st, out, err = cli_cmd(srv, ["set", "tk", "tcp-value"], good)
+    t.eq("%s: rdn-cli -a set" % what, (st, err), (0, ""))
+    st, out, err = cli_cmd(srv, ["get", "tk"], good)
+    t.eq("%s: rdn-cli -a get over TCP: the value" % what, (st, out),
+         (0, b"tcp-value\n"))
+    t.check("%s: ... asked over TCP" % what, "tk: tcp" in err, err)
+    st, out, err = cli_cmd(srv, ["stats"], good)
+    t.check("%s: rdn-cli -a stats" % what,
+            st == 0 and b"\npid " in out and b"\nrdn_enabled no" in out,
+            (st, out[:200], err))
+    for name, login in (("no login", None), ("a wrong login", bad)):
+        st, out, err = cli_cmd(srv, ["get", "tk"], login)
+        t.eq("%s: get with %s: an error, no value" % (what, name),
+             (st, out), (2, b""))
+        t.check("%s: get with %s: permission denied" % (what, name),
+                "tk: Permission denied" in err, err)
+        st, out, err = cli_cmd(srv, ["set", "tk", "other"], login)
+        t.check("%s: set with %s: refused" % (what, name),
+                st == 2 and "rdn-cli: set tk:" in err, (st, err))
+        st, out, err = cli_cmd(srv, ["stats"], login)
+        t.check("%s: stats with %s: refused, no stats" % (what, name),
+                st == 2 and b"pid" not in out, (st, out[:200], err))
+    st, out, err = cli_cmd(srv, ["get", "tk"], good)
+    t.eq("%s: the value is unchanged" % what, (st, out),
+         (0, b"tcp-value\n"))
+    t.check("%s: server alive" % what, srv.alive())
+
+
+def test_tcp_login_ascii(t, d):
+    """-Y without --rdn-port: librdn's TCP GETs log in with -Y's ASCII
+    login."""
+    srv = mctest.Server(["-Y", login_file(d, "tfile", USER, b"tcp-pw")])
+    tcp_logins(t, d, "-Y", srv)
+    srv.stop()
+
+
+def test_tcp_login_sasl(t, d):
+    """-S without --rdn-port: librdn's own handle speaks the binary protocol
+    with a SASL PLAIN login; so do rdn-cli's set and stats."""
+    if not sasl_db(t, d, "tsasldb", b"tcp-pw"):
+        return
+    srv = mctest.Server(["-S"])
+    del os.environ["SASL_CONF_PATH"]
+    tcp_logins(t, d, "-S", srv)
+    srv.stop()
+
+
 def login(user, password):
     data = user + b" " + password
     return b"set a 0 0 %d\r\n%s\r\n" % (len(data), data)
@@ -296,7 +369,8 @@ def main():
     t = mctest.Tally("auth_rdn")
     Nicd(threads=2)
     with tempfile.TemporaryDirectory(prefix="rdn-auth-") as d:
-        for fn in (test_ascii_auth, test_sasl, test_resume, test_no_auth):
+        for fn in (test_ascii_auth, test_sasl, test_resume, test_no_auth,
+                   test_tcp_login_ascii, test_tcp_login_sasl):
             t.run(fn, d)
     t.finish()
 

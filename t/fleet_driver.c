@@ -217,7 +217,7 @@ static int set_behavior(memcached_st *mc, const char *arg)
 static int connect_to(const char *config, int ketama, char **bs, int nb,
                       int no_fallback, struct rdn_conn **c, memcached_st **own)
 {
-    struct rdn_opts o = {.no_fallback = no_fallback};
+    struct rdn_opts o = RDN_OPTS(.no_fallback = no_fallback);
     char err[256] = "";
     memcached_st *mc;
     int rc = 0;

@@ -316,16 +316,6 @@ def test_add_remove(t, servers):
     new.stop()
 
 
-def wait_for(fn, secs):
-    """fn() until true, for at most secs: its last value."""
-    deadline = time.time() + secs
-    while True:
-        v = fn()
-        if v or time.time() > deadline:
-            return v
-        time.sleep(0.2)
-
-
 def test_kill_restart(t, auto_eject):
     what = "auto eject" if auto_eject else "default settings"
     srvs = [RestartableServer(SERVER_ARGS) for _ in range(3)]
@@ -370,8 +360,9 @@ def test_kill_restart(t, auto_eject):
     t.check("%s: the reason is given" % what,
             not sv[2][2] and "gone" in sv[2][3], repr(sv[2]))
     t.check("%s: server restarted" % what, srvs[2].start())
-    res = wait_for(lambda: (lambda r: r if r["nic"] == N and r["hit"] == N
-                            else None)(f.check("kr", N, 1)), 20)
+    res = mctest.wait_for(lambda: (lambda r: r if r["nic"] == N and
+                                   r["hit"] == N else None)(
+        f.check("kr", N, 1)), 20, 0.2)
     t.check("%s: back: every key on the NIC again" % what,
             res is not None and res["wrong"] == 0 and res["misplaced"] == 0,
             repr(res))

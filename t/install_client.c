@@ -17,7 +17,7 @@
 
 int main(int argc, char **argv)
 {
-    struct rdn_opts opts = {.no_fallback = 1};
+    struct rdn_opts opts = RDN_OPTS(.no_fallback = 1);
     struct rdn_conn *c;
     char *value = NULL;
     size_t len;

@@ -178,8 +178,9 @@ class Client:
         self.send(data)
         return self.read(nbytes)
 
-    def closed_by_server(self, wait=2.0):
-        """True if the server closed the connection (EOF within wait)."""
+    def closed_by_server(self, wait=IO_TIMEOUT):
+        """True if the server closed the connection (EOF within wait: it
+        comes at once when it comes, a loaded machine may delay it)."""
         self.sock.settimeout(wait)
         try:
             while True:
@@ -242,6 +243,18 @@ class Client:
                 name, _, value = ln[5:-2].partition(b" ")
                 out[name.decode()] = value.decode()
         return out
+
+
+def wait_for(fn, secs=10.0, step=0.05):
+    """fn() until it is true, every step seconds for at most secs: its last
+    value. For what the server does after it answered (a closed
+    connection's end, a thread's sweep), which a loaded machine delays."""
+    deadline = time.time() + secs
+    while True:
+        v = fn()
+        if v or time.time() > deadline:
+            return v
+        time.sleep(step)
 
 
 class Tally:

@@ -2,6 +2,8 @@
 # t/netns.sh - shared by the tests that stand hosts up as network
 # namespaces (t/roce_net.sh, t/offload_hosts.sh); sourced, not run.
 #
+#   "$NETNS_EXEC" NS CMD...   CMD in network namespace NS: "ip netns exec"
+#                     that also works in a chroot (scripts/netns-exec)
 #   netns_init NAME   skips the test (77) without root and iproute2; makes
 #                     $dir (every *.pid file in it names a process to kill
 #                     at exit), zeroes the tally, and removes the
@@ -16,6 +18,8 @@
 #                     output matching $CHECK_SHOW, if set) or "FAIL: NAME",
 #                     its output's end and the daemons' logs
 #   netns_tally       prints the tally; fails if a case failed
+
+NETNS_EXEC=${top_srcdir:-.}/scripts/netns-exec
 
 netns_init() {
     if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
@@ -46,9 +50,9 @@ start_nicd() {
     n=$1 ns=$2 addr=$3
     shift 3
     rm -f "$dir/$n.sock"
-    ip netns exec "$ns" env "$@" "$NICD" -s "$dir/$n.sock" --listen "$addr" \
+    "$NETNS_EXEC" "$ns" env "$@" "$NICD" -s "$dir/$n.sock" --listen "$addr" \
         --mtu "${MTU:-1024}" -l "$dir/$n.log" -p "$dir/$n.pid" ${NICD_ARGS:-} &
-    for _ in $(seq 100); do
+    for _ in $(seq 600); do
         [ -S "$dir/$n.sock" ] && [ -f "$dir/$n.pid" ] && return 0
         sleep 0.05
     done

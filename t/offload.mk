@@ -11,6 +11,13 @@ t_test_offload_chain_LDADD = $(OFLTABLE_LIBS) $(CHECK_LIBS)
 TESTS += t/offload_chain_strict.sh
 dist_check_SCRIPTS += t/offload_chain_strict.sh
 
+# struct rdn_opts's size contract (rdn/librdn/client.h).
+check_PROGRAMS += t/test_rdn_opts
+TESTS += t/test_rdn_opts
+t_test_rdn_opts_SOURCES = t/test_rdn_opts.c $(TESTUTIL)
+t_test_rdn_opts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBMEMCACHED_CFLAGS)
+t_test_rdn_opts_LDADD = $(LIBRDN_LIBS) $(CHECK_LIBS)
+
 # End-to-end: memcached --rdn-port, a private rdn-nicd and RDMA clients
 # (t/offload_driver) in separate processes.
 check_PROGRAMS += t/offload_driver

@@ -95,8 +95,8 @@ static void print_hex(const char *p, size_t n)
 
 static struct rdn_conn *conn_open(void)
 {
-    struct rdn_opts o = {
-        .no_fallback = no_fallback, .user = user, .password = password};
+    struct rdn_opts o = RDN_OPTS(.no_fallback = no_fallback, .user = user,
+                                 .password = password);
     struct rdn_conn *c;
     int rc = rdn_connect_opts(host, rdn_port, tcp_port, &o, &c);
 

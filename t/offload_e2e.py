@@ -102,18 +102,24 @@ def test_value_buffer(t, srv, port):
     t.eq("vget miss", (st[0], st[1], st[4]), (ENOENT, "nic", None))
     t.eq("a miss keeps the buffer", d.vstats(), (cap, moves))
     # In its last second an item is asked over TCP ("expires now"): that
-    # path copies into the same buffer, grown here for a larger value.
+    # path copies into the same buffer, grown here for a larger value. A
+    # GET of 1 MB can take longer than that second on a loaded machine and
+    # step over it: then another item, three at most.
     big = os.urandom(MB + 4096)
-    c.set(b"vbuf-soon", big, flags=3, exptime=2)
-    srcs, wrong, end = set(), 0, time.time() + 6
-    while time.time() < end:
-        st, src, fl, _, val = d.vget1(b"vbuf-soon")
-        if st != 0:
+    for i in range(3):
+        key = b"vbuf-soon-%d" % i
+        c.set(key, big, flags=3, exptime=2)
+        srcs, wrong, end = set(), 0, time.time() + 6
+        while time.time() < end:
+            st, src, fl, _, val = d.vget1(key)
+            if st != 0:
+                break
+            srcs.add(src)
+            wrong += val != big or fl != 3
+        t.eq("vget until it expired: right values", wrong, 0)
+        t.eq("vget until it expired: then not found", st, ENOENT)
+        if "tcp" in srcs:
             break
-        srcs.add(src)
-        wrong += val != big or fl != 3
-    t.eq("vget until it expired: right values", wrong, 0)
-    t.eq("vget until it expired: then not found", st, ENOENT)
     t.check("its last second was asked over TCP", "tcp" in srcs, srcs)
     t.check("grown for it", d.vstats()[0] >= len(big) + 1)
     t.eq("vget of a key too long", d.vget1(b"k" * (RDN_KEY_MAX + 1))[0],
@@ -335,8 +341,10 @@ def test_growth(t, srv, port):
         n += len(res)
         bad += sum(1 for k, r in zip(watched, res)
                    if r[0] != 0 or r[4] != b"w:" + k)
-    st = c.stats()
     t.eq("every GET during the growth was right", bad, 0)
+    # The table grows in the server's migration thread: wait for it.
+    wait_until(lambda: int(c.stats()["hash_power_level"]) > 12, 20)
+    st = c.stats()
     t.check("the table grew", int(st["hash_power_level"]) > 12, repr(st.get(
         "hash_power_level")))
     t.check("generation moved", int(st["assoc_generation"]) > gen0)

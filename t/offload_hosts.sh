@@ -40,14 +40,14 @@ CHECK_SHOW='^race:|: [0-9.]+ s$|^tally:|^server daemon:'
 # A-B and A-C links; B and C cannot reach each other nor A's other address.
 link() { # NS1 ADDR1 NS2 ADDR2 NAME
     ip link add "$5x" netns "$1" type veth peer name "$5y" netns "$3" &&
-    ip -n "$1" addr add "$2/24" dev "$5x" &&
-    ip -n "$3" addr add "$4/24" dev "$5y" &&
-    ip -n "$1" link set "$5x" mtu 9000 up &&
-    ip -n "$3" link set "$5y" mtu 9000 up
+    "$NETNS_EXEC" "$1" ip addr add "$2/24" dev "$5x" &&
+    "$NETNS_EXEC" "$3" ip addr add "$4/24" dev "$5y" &&
+    "$NETNS_EXEC" "$1" ip link set "$5x" mtu 9000 up &&
+    "$NETNS_EXEC" "$3" ip link set "$5y" mtu 9000 up
 }
 { ip netns add "$NA" && ip netns add "$NB" && ip netns add "$NC" &&
   link "$NA" $AB "$NB" $BA "${tag}1" && link "$NA" $AC "$NC" $CA "${tag}2" &&
-  for ns in "$NA" "$NB" "$NC"; do ip -n "$ns" link set lo up || exit 1; done
+  for ns in "$NA" "$NB" "$NC"; do "$NETNS_EXEC" "$ns" ip link set lo up || exit 1; done
 } || {
     echo "FAIL: cannot build the namespaces"
     exit 1
@@ -66,18 +66,18 @@ start_nicd a "$NA" 0.0.0.0 "$f" && start_nicd b "$NB" $BA "$f" &&
 
 # ---- 1. one server on two addresses, a client behind each ----------------
 two_addresses() {
-    ip netns exec "$NA" env RDN_NICD_SOCKET="$dir/a.sock" \
+    "$NETNS_EXEC" "$NA" env RDN_NICD_SOCKET="$dir/a.sock" \
         RDN_NICD_AUTOSTART=0 "$MC" -u root -l 0.0.0.0 -p 11211 \
         --rdn-port=11212 -vv >"$dir/mc.log" 2>&1 &
     echo $! >"$dir/mc.pid"
-    for _ in $(seq 100); do
-        ip netns exec "$NA" ss -ltn | grep -q "0.0.0.0:11212" && break
+    for _ in $(seq 300); do
+        "$NETNS_EXEC" "$NA" ss -ltn | grep -q "0.0.0.0:11212" && break
         sleep 0.1
     done
     cli() { # NS SOCK SERVER_ADDR ARGS...
         ns=$1 sock=$2 to=$3
         shift 3
-        ip netns exec "$ns" env RDN_NICD_SOCKET="$sock" RDN_NICD_AUTOSTART=0 \
+        "$NETNS_EXEC" "$ns" env RDN_NICD_SOCKET="$sock" RDN_NICD_AUTOSTART=0 \
             "$CLI" -s "$to" "$@"
     }
     for side in "$NB $dir/b.sock $AB" "$NC $dir/c.sock $AC"; do
@@ -113,10 +113,10 @@ sleep 0.5
 across() { # SCRIPT ARGS...: a Python test in B, its server in A
     script=$1
     shift
-    ip netns exec "$NB" env RDN_TEST_HOST=$AB RDN_TEST_NICD_LISTEN=$BA:4792 \
+    "$NETNS_EXEC" "$NB" env RDN_TEST_HOST=$AB RDN_TEST_NICD_LISTEN=$BA:4792 \
         RDN_TEST_NICD_ARGS="$NICD_ARGS" \
         RDN_NICD_ROCE_FAULTS="$FAULTS" \
-        RDN_TEST_SERVER_WRAP="ip netns exec $NA env RDN_NICD_SOCKET=$dir/a.sock RDN_NICD_AUTOSTART=0" \
+        RDN_TEST_SERVER_WRAP="$NETNS_EXEC $NA env RDN_NICD_SOCKET=$dir/a.sock RDN_NICD_AUTOSTART=0" \
         python3 "$S/t/$script" "$@"
 }
 check "offload end to end across hosts, $FAULTS" across offload_e2e.py \

@@ -50,7 +50,14 @@ def main():
               % (total["gets"], TARGET, RACE_SECS))
     t.eq("wrong or torn values returned", total["wrong"], 0)
     c = mctest.Client(srv)
-    st = c.stats()
+
+    def nic_counted():
+        st = c.stats()
+        return st if int(st["rdn_get_hits"]) + int(st["rdn_get_misses"]) >= \
+            total["nic"] else None
+    # The server counts a NIC answer once its completion comes back, which
+    # can be after the reader got it and exited: wait (bounded) for them.
+    st = mctest.wait_for(nic_counted, 15) or c.stats()
     c.close()
     t.eq("server: no QP errors", st["rdn_qp_errors"], "0")
     # Every key exists all along, unless the server evicted it: freed items

@@ -17,12 +17,14 @@ every option of its -h is in ours.
 """
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mctest import SERVER, Client, Server, Tally, root_args  # noqa: E402
+from mctest import (SERVER, Client, Server, Tally, root_args,  # noqa: E402
+                    wait_for)
 
 REFERENCE = "/usr/bin/memcached"
 REF_ARGS = ["-l", "127.0.0.1", "-U", "0"]
@@ -50,10 +52,36 @@ def ask(c, cmd):
     return c.before_mn(cmd)
 
 
+def crawler_idle(srv):
+    """Waits (bounded) until memcached's LRU crawler runs nothing: its
+    start-up crawl, or the crawl a crawl or metadump leaves running after
+    its reply. Busy, it says BUSY where, idle, it answers: its replies are
+    compared, not its timing. (Without a crawler thread memcached has no
+    lru_crawler_running.)"""
+    probe = Client(srv)
+    wait_for(lambda: probe.stats().get("lru_crawler_running", "0") == "0")
+    probe.close()
+
+
+def crawler_stopped(srv):
+    """Waits (bounded) until "lru_crawler disable" took: memcached's
+    crawler thread stops after the OK, and a crawl asked meanwhile gets
+    "an unknown error" instead of "lru crawler disabled"."""
+    probe = Client(srv)
+    wait_for(lambda: probe.stats(b"settings")["lru_crawler"] == "no")
+    probe.close()
+
+
 def session(program, args, cmds):
     srv = Server(args, program=program)
     c = Client(srv)
-    out = [mask(ask(c, cmd)) for cmd in cmds]
+    out = []
+    for cmd in cmds:
+        if cmd.startswith(b"lru_crawler "):
+            crawler_idle(srv)
+        out.append(mask(ask(c, cmd)))
+        if cmd == b"lru_crawler disable\r\n":
+            crawler_stopped(srv)
     srv.stop()
     return out
 
@@ -160,6 +188,7 @@ SLABS_LRU = [
 # Not lru_crawler: memcached's "disable" stops its thread asynchronously,
 # so what its stats settings say right after depends on timing.
 SETTINGS_SHOWN = [b"maxbytes", b"slab_reassign", b"slab_automove",
+                  b"slab_automove_ratio", b"slab_automove_window",
                   b"lru_crawler_sleep", b"lru_crawler_tocrawl",
                   b"lru_segmented", b"hot_lru_pct", b"warm_lru_pct",
                   b"hot_max_factor", b"warm_max_factor", b"temp_lru",
@@ -180,6 +209,65 @@ def settings_after(program, args, cmds):
     return keep
 
 
+# Lines of stats settings that must differ: the port, and TLS (-Z), which
+# memcached/compat_opts.c leaves to the TLS work.
+SETTINGS_MASKED = re.compile(rb"STAT (tcpport|ssl_\w+) ")
+SETTINGS_OPTS = [
+    [], ["-o", "ext_item_age=5,slab_automove_freeratio=0.5,"
+               "watcher_logbuf_size=10,read_buf_mem_limit=3,ext_wbuf_size=8,"
+               "ext_max_frag=0.3,ext_drop_unread,ext_recache_rate=9,"
+               "ext_max_sleep=11,ext_low_ttl=12,ext_item_size=13,"
+               "ext_compact_under=14,ext_drop_under=15"],
+    ["-o", "slab_automove_ratio=0.33,slab_automove_window=7,slab_automove=2,"
+           "worker_logbuf_size=7,slab_sizes=100"],
+]
+
+
+def settings_lines(program, args):
+    srv = Server(args, program=program)
+    out = ask(Client(srv), b"stats settings\r\n")
+    srv.stop()
+    return [ln for ln in out.split(b"\r\n") if not SETTINGS_MASKED.match(ln)]
+
+
+def test_stats_settings_as_memcached(t):
+    """Every line of stats settings (but the port and TLS's) as memcached
+    1.6.18's, in its order, with the defaults and with options given."""
+    for args in SETTINGS_OPTS:
+        t.eq("stats settings with %s as memcached" % args,
+             settings_lines(None, ["-l", "127.0.0.1"] + args),
+             settings_lines(REFERENCE, REF_ARGS + args))
+
+
+# Our own general stats (the cuckoo index, the offload); the rest must be
+# memcached's names in memcached's order.
+OWN_STATS = re.compile(rb"^(assoc_|rdn_)")
+
+
+def stat_names_and_counts(program, args):
+    srv = Server(args, program=program)
+    c = Client(srv)
+    for cmd in (b"mg a v\r\n", b"ms a 1\r\nx\r\n", b"mg a v\r\n",
+                b"ma n\r\n", b"md a\r\n", b"me a\r\n",
+                b"ms a 1\r\nx\r\n", b"me a\r\n", b"me zz\r\n",
+                b"me\r\n", b"mn\r\n"):
+        ask(c, cmd)
+    st = c.stats()
+    srv.stop()
+    names = [k.encode() for k in st if not OWN_STATS.match(k.encode())]
+    return names, st.get("cmd_meta")
+
+
+def test_stats_as_memcached(t):
+    """stats: memcached's names in its order (ours added), cmd_meta counting
+    the me commands only (as memcached)."""
+    for args in ([], ["-t", "2"]):
+        ours = stat_names_and_counts(None, args)
+        ref = stat_names_and_counts(REFERENCE, REF_ARGS + args)
+        t.eq("stats names %s as memcached's" % args, ours[0], ref[0])
+        t.eq("cmd_meta %s as memcached's" % args, ours[1], ref[1])
+
+
 def test_truncation_refused(t):
     """memcached stores 99999999999 truncated to 32 bits; here, as for
     every number (proto_text.c), it is a bad number."""
@@ -193,6 +281,7 @@ def test_truncation_refused(t):
 def test_settings_follow(t):
     cmds = [b"lru_crawler sleep 77\r\n", b"lru_crawler tocrawl 9\r\n",
             b"lru_crawler disable\r\n", b"slabs automove 2\r\n",
+            b"slabs automove ratio 0.456\r\n",
             b"lru tune 11 22 0.33 3.5\r\n", b"lru mode flat\r\n",
             b"lru temp_ttl 45\r\n", b"cache_memlimit 40\r\n"]
     ours = settings_after(None, [], cmds)
@@ -290,6 +379,199 @@ def test_page_move(t):
     ref = page_move(REFERENCE, REF_ARGS)
     for i, (a, b) in enumerate(zip(ours, ref)):
         t.eq("page move step %d as memcached" % i, a, b)
+
+
+def pages_of(c, cls):
+    return int(c.stats(b"slabs").get("%d:total_pages" % cls, "0"))
+
+
+def fill_and_empty(c, n):
+    """n small items into class 1, then all deleted."""
+    for i in range(n):
+        c.send(b"set k%d 0 0 10 noreply\r\n0123456789\r\n" % i)
+    ask(c, b"version\r\n")
+    pages = pages_of(c, 1)
+    for i in range(n):
+        c.send(b"delete k%d noreply\r\n" % i)
+    ask(c, b"version\r\n")
+    return pages
+
+
+def automove_reclaim(program, args):
+    """automove 1 with a 3 s window: class 1 filled over 7 pages, then
+    emptied, gives pages to the global pool until 2.5 pages' worth of free
+    chunks or fewer are left."""
+    srv = Server(args + ["-m", "64", "-o", "slab_automove_window=3"],
+                 program=program)
+    c = Client(srv)
+    out = [fill_and_empty(c, 70000)]
+    deadline = time.time() + 40
+    while time.time() < deadline and pages_of(c, 1) > 2:
+        time.sleep(0.1)
+    time.sleep(2)  # no further move: more would leave too few free chunks
+    st = c.stats()
+    out += [pages_of(c, 1), st.get("slabs_moved"),
+            st.get("slab_global_page_pool")]
+    srv.stop()
+    return out
+
+
+def automove_evict(program, args):
+    """automove 2: class 1 holds all memory, emptied; a class that then
+    has to evict takes class 1's pages, one per move, until it has one
+    left (memcached's "source keeps a page")."""
+    srv = Server(args + ["-m", "8", "-o", "slab_automove=2"],
+                 program=program)
+    c = Client(srv)
+    before = fill_and_empty(c, 80000)
+    val = b"v" * 900
+    deadline = time.time() + 40
+    i = 0
+    while time.time() < deadline and pages_of(c, 1) > 1:
+        for _ in range(2000):
+            c.send(b"set big%d 0 0 %d noreply\r\n%s\r\n" % (i, len(val),
+                                                               val))
+            i += 1
+        ask(c, b"version\r\n")
+    st = c.stats()
+    out = [before > 4, pages_of(c, 1), int(st.get("slabs_moved")) >= before - 1,
+           int(st.get("evictions")) > 0]
+    srv.stop()
+    return out
+
+
+def test_automove(t):
+    for what, fn in (("reclaim to the pool", automove_reclaim),
+                     ("automove 2 on evictions", automove_evict)):
+        ours = fn(None, [])
+        ref = fn(REFERENCE, REF_ARGS)
+        t.eq("automove %s as memcached" % what, ours, ref)
+
+
+def vm_hwm_kb(srv):
+    with open("/proc/%d/status" % srv.proc.pid) as f:
+        for ln in f:
+            if ln.startswith("VmHWM:"):
+                return int(ln.split()[1])
+    return 0
+
+
+BIG_DUMP = 200000
+
+
+def fill_big(c):
+    val = b"v" * 100
+    for i in range(BIG_DUMP):
+        c.send(b"set key:%07d 0 0 %d noreply\r\n%s\r\n" % (i, len(val), val))
+    ask(c, b"version\r\n")
+
+
+def read_dump(c):
+    """The rest of a metadump: its line count, and its last line."""
+    n = 0
+    while True:
+        while b"\n" not in c.buf:
+            c._fill()
+        lines = c.buf.split(b"\n")
+        c.buf = lines.pop()
+        for ln in lines:
+            if not ln.startswith(b"key="):
+                return n, ln
+            n += 1
+
+
+def test_metadump_streams(t):
+    """A metadump of 200,000 items (about 18 MB of lines) to a client that
+    stops reading: the server's peak RSS grows by much less than the dump
+    (it is produced as the socket drains), another client on the same
+    worker thread (-t 1) is served meanwhile, and then the whole dump
+    arrives, every item once. (memcached's own dump of these 200,000
+    items may miss a few its LRU maintainer moves meanwhile: no count is
+    compared with it here.)"""
+    srv = Server(["-m", "256", "-t", "1"])
+    c = Client(srv)
+    fill_big(c)
+    hwm = vm_hwm_kb(srv)
+    c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    c.send(b"lru_crawler metadump all\r\n")
+    first = c.read(4096)
+    t.check("dump begins", first.startswith(b"key=key%3A"), first[:80])
+    other = Client(srv)
+    other.sock.settimeout(5)
+    t.eq("another client served while the dump waits",
+         ask(other, b"set other 0 0 2\r\nhi\r\n") + ask(other,
+                                                        b"get other\r\n"),
+         b"STORED\r\nVALUE other 0 2\r\nhi\r\nEND\r\n")
+    time.sleep(0.5)
+    paused_hwm = vm_hwm_kb(srv)
+    c.buf = first + c.buf
+    # "other" went to class 1, which the dump had passed (it was empty).
+    t.eq("the whole dump arrives", read_dump(c), (BIG_DUMP, b"END\r"))
+    grown = vm_hwm_kb(srv) - hwm
+    print("metadump: peak RSS grew %d kB (%d kB while paused)" % (grown, paused_hwm - hwm))
+    t.check("peak RSS grew by less than 4 MB during an 18 MB dump (%d kB; "
+            "%d kB while paused)" % (grown, paused_hwm - hwm), grown < 4096,
+            grown)
+    c.send(b"lru_crawler metadump hash\r\n")
+    t.eq("metadump hash: every item", read_dump(c),
+         (BIG_DUMP + 1, b"END\r"))
+    # A client that leaves mid-dump: its cursor leaves the LRU with it.
+    c.send(b"lru_crawler metadump all\r\n")
+    c.read(1000)
+    c.close()
+    c = Client(srv)
+    t.eq("server serves on after a dump was abandoned",
+         ask(c, b"get other\r\n"), b"VALUE other 0 2\r\nhi\r\nEND\r\n")
+    c.send(b"lru_crawler metadump 1,2,3\r\n")
+    ours_classes = read_dump(c)
+    srv.stop()
+    ref = Server(REF_ARGS + ["-m", "256"], program=REFERENCE)
+    rc = Client(ref)
+    fill_big(rc)
+    ask(rc, b"set other 0 0 2\r\nhi\r\n")
+    rc.send(b"lru_crawler metadump 1,2,3\r\n")
+    t.eq("metadump of a class list as memcached", ours_classes, read_dump(rc))
+    ref.stop()
+
+
+def pipelined_dump(program, args):
+    """A metadump after a command in the same read, then one alone: the
+    bytes that come back (memcached refuses the first)."""
+    srv = Server(args, program=program)
+    c = Client(srv)
+    ask(c, b"set a 0 0 1\r\nx\r\n")
+    c.send(b"version\r\nlru_crawler metadump all\r\nversion\r\n")
+    out = c.line() + c.line() + c.line()
+    c.send(b"lru_crawler metadump all\r\n")
+    out += mask(c.line())  # the item line and END
+    srv.stop()
+    return out
+
+
+def udp_dump(program, args):
+    """A metadump over UDP: memcached's crawler cannot write to a UDP
+    socket, so nothing comes back; the server goes on serving."""
+    srv = Server(args, udp=True, program=program)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(0.5)
+    got = []
+    for i, cmd in enumerate((b"set a 0 0 1\r\nx\r\n",
+                             b"lru_crawler metadump all\r\n",
+                             b"version\r\n")):
+        s.sendto(b"\0%c\0\0\0\1\0\0" % i + cmd, ("127.0.0.1", srv.udp_port))
+        try:
+            got.append(s.recvfrom(65536)[0])
+        except socket.timeout:
+            got.append(None)
+    s.close()
+    srv.stop()
+    return got
+
+
+def test_metadump_pipeline_udp(t):
+    for what, fn in (("pipelined", pipelined_dump), ("over UDP", udp_dump)):
+        t.eq("metadump %s as memcached" % what, fn(None, []),
+             fn(REFERENCE, ["-l", "127.0.0.1"]))
 
 
 def test_metadump_many(t):
@@ -395,11 +677,16 @@ def main():
     t.run(compare, "slabs, lru, cache_memlimit", SLABS_LRU)
     t.run(compare, "-L", [b"cache_memlimit 32\r\n"], ["-L"])
     t.run(test_truncation_refused)
+    t.run(test_stats_settings_as_memcached)
+    t.run(test_stats_as_memcached)
     t.run(test_settings_follow)
     t.run(test_flags_change_replies)
     t.run(test_bytes)
     t.run(test_page_move)
+    t.run(test_automove)
     t.run(test_metadump_many)
+    t.run(test_metadump_streams)
+    t.run(test_metadump_pipeline_udp)
     t.run(test_flags)
     t.run(test_help_lists_memcached_options)
     t.finish()

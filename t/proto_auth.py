@@ -207,7 +207,12 @@ def test_ascii(t, d, ref_ok):
         f.write(b"alice:newpass\n")
     for s in [srv] + ([ref] if ref else []):
         s.proc.send_signal(signal.SIGHUP)
-    time.sleep(1.5)  # memcached reloads in its once-a-second clock event
+    # memcached reloads in its once-a-second clock event, which a loaded
+    # machine delays: wait (bounded) until each server took the new file.
+    for s in [srv] + ([ref] if ref else []):
+        mctest.wait_for(lambda: run_session(s.port, [[(
+            login(b"alice", b"newpass"), b"STORED\r\n")]]) ==
+            [[b"STORED\r\n"]], 10, 0.1)
     steps = [[(login(b"alice", b"secret"),
                b"CLIENT_ERROR authentication failure\r\n")],
              [(login(b"alice", b"newpass"), b"STORED\r\n")]]

@@ -26,14 +26,14 @@ NETNS="$NA $NB"
 
 ip netns add "$NA" && ip netns add "$NB" &&
 ip link add "${tag}x" netns "$NA" type veth peer name "${tag}y" netns "$NB" &&
-ip -n "$NA" addr add 10.77.0.1/24 dev "${tag}x" &&
-ip -n "$NA" addr add 10.77.0.3/24 dev "${tag}x" &&
-ip -n "$NB" addr add 10.77.0.2/24 dev "${tag}y" &&
-ip -n "$NA" addr add fd77::1/64 dev "${tag}x" nodad &&
-ip -n "$NB" addr add fd77::2/64 dev "${tag}y" nodad &&
-ip -n "$NA" link set "${tag}x" mtu 9000 up &&
-ip -n "$NB" link set "${tag}y" mtu 9000 up &&
-ip -n "$NA" link set lo up && ip -n "$NB" link set lo up || {
+"$NETNS_EXEC" "$NA" ip addr add 10.77.0.1/24 dev "${tag}x" &&
+"$NETNS_EXEC" "$NA" ip addr add 10.77.0.3/24 dev "${tag}x" &&
+"$NETNS_EXEC" "$NB" ip addr add 10.77.0.2/24 dev "${tag}y" &&
+"$NETNS_EXEC" "$NA" ip addr add fd77::1/64 dev "${tag}x" nodad &&
+"$NETNS_EXEC" "$NB" ip addr add fd77::2/64 dev "${tag}y" nodad &&
+"$NETNS_EXEC" "$NA" ip link set "${tag}x" mtu 9000 up &&
+"$NETNS_EXEC" "$NB" ip link set "${tag}y" mtu 9000 up &&
+"$NETNS_EXEC" "$NA" ip link set lo up && "$NETNS_EXEC" "$NB" ip link set lo up || {
     echo "FAIL: cannot build the namespaces"
     exit 1
 }
@@ -77,7 +77,7 @@ start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
 hostile() { # FROM COUNT QPN_LO QPN_HI
     from=$1
     shift
-    ip netns exec "$NA" python3 "$S/t/roce_hostile.py" "$from" 10.77.0.2 "$@"
+    "$NETNS_EXEC" "$NA" python3 "$S/t/roce_hostile.py" "$from" 10.77.0.2 "$@"
 }
 alive_and_dropped() {
     kill -0 "$(cat "$dir/b.pid")" && [ "$(counter b drops)" -gt 0 ] &&
@@ -109,7 +109,7 @@ flood_bounded() {
     before=$(rss b)
     for qp in "$q1 $p1" "$q2 $p2"; do
         # shellcheck disable=SC2086 # QPN and PSN
-        ip netns exec "$NA" python3 "$S/t/roce_hostile.py" --flood \
+        "$NETNS_EXEC" "$NA" python3 "$S/t/roce_hostile.py" --flood \
             10.77.0.1 10.77.0.2 $qp "${MTU:-1024}" $((32 << 20)) || return 1
     done
     sleep 0.5
@@ -124,10 +124,10 @@ cat "$dir/rss.txt" 2>/dev/null
 
 # Datagrams to other UDP ports, or to the RoCE port of another address of
 # B's, never reach the daemon: its raw socket's filter keeps them out.
-ip -n "$NB" addr add 10.77.0.4/24 dev "${tag}y"
+"$NETNS_EXEC" "$NB" ip addr add 10.77.0.4/24 dev "${tag}y"
 other_udp() {
     before=$(counter b raw_in)
-    ip netns exec "$NA" python3 -c '
+    "$NETNS_EXEC" "$NA" python3 -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for dst in (("10.77.0.2", 9999), ("10.77.0.2", 4792), ("10.77.0.4", 4791)):
@@ -146,7 +146,15 @@ stop_nicd a; stop_nicd b
 for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2" "loss=1,delay=5"; do
     start_nicd a "$NA" 10.77.0.1 RDN_NICD_ROCE_FAULTS=$f &&
     start_nicd b "$NB" 10.77.0.2 RDN_NICD_ROCE_FAULTS=$f || exit 1
-    check "ops under $f" run_ops env RDN_TEST_ROUNDS=1
+    # Under a delay each way, a round trip takes at least twice as long.
+    case $f in
+    *delay=*)
+        d=${f##*delay=}
+        rtt=RDN_TEST_MIN_RTT_MS=$((2 * ${d%%,*}))
+        ;;
+    *) rtt= ;;
+    esac
+    check "ops under $f" run_ops env RDN_TEST_ROUNDS=1 $rtt
     case $f in
     loss*) check "retransmissions counted under $f" moved 0 retrans ;;
     dup*) check "duplicates counted under $f" moved 0 dups_rx ;;
@@ -167,14 +175,14 @@ stop_nicd a
 # hosts, server on A and on B, at sizes up to several packets.
 PP=$B/rdn/softnic/rdn-pingpong
 pingpong() { # SERVER_NS SERVER_SOCK CLIENT_NS CLIENT_SOCK SERVER_ADDR SIZE
-    ip netns exec "$1" env RDN_NICD_SOCKET="$2" RDN_NICD_AUTOSTART=0 \
+    "$NETNS_EXEC" "$1" env RDN_NICD_SOCKET="$2" RDN_NICD_AUTOSTART=0 \
         "$PP" -p 18515 -g 1 -s "$6" -n 50 >"$dir/pps.out" 2>&1 &
     spid=$!
-    for _ in $(seq 100); do
-        ip netns exec "$1" ss -ltn | grep -q ":18515" && break
+    for _ in $(seq 600); do
+        "$NETNS_EXEC" "$1" ss -ltn | grep -q ":18515" && break
         sleep 0.05
     done
-    ip netns exec "$3" env RDN_NICD_SOCKET="$4" RDN_NICD_AUTOSTART=0 \
+    "$NETNS_EXEC" "$3" env RDN_NICD_SOCKET="$4" RDN_NICD_AUTOSTART=0 \
         "$PP" -p 18515 -g 1 -s "$6" -n 50 "$5" || { kill $spid; return 1; }
     wait $spid && grep -q "50 iters" "$dir/pps.out"
 }
@@ -192,16 +200,16 @@ stop_nicd a; stop_nicd b
 MC=$B/memcached/memcached
 CLI=$B/rdn/librdn/rdn-cli
 mc_across() {
-    ip netns exec "$NA" env RDN_NICD_SOCKET="$dir/a.sock" RDN_NICD_AUTOSTART=0 \
+    "$NETNS_EXEC" "$NA" env RDN_NICD_SOCKET="$dir/a.sock" RDN_NICD_AUTOSTART=0 \
         "$MC" -u root -p 11211 --rdn-port=11212 -l 10.77.0.1 \
         >"$dir/mc.log" 2>&1 &
     echo $! >"$dir/mc.pid"
-    for _ in $(seq 100); do
-        ip netns exec "$NA" ss -ltn | grep -q "10.77.0.1:11212" && break
+    for _ in $(seq 300); do
+        "$NETNS_EXEC" "$NA" ss -ltn | grep -q "10.77.0.1:11212" && break
         sleep 0.1
     done
     cli() {
-        ip netns exec "$NB" env RDN_NICD_SOCKET="$dir/b.sock" \
+        "$NETNS_EXEC" "$NB" env RDN_NICD_SOCKET="$dir/b.sock" \
             RDN_NICD_AUTOSTART=0 "$CLI" -s 10.77.0.1 "$@"
     }
     ok=0
@@ -229,7 +237,7 @@ bad_listen() {
     for a in "[fd77::2" "fd77::2]:4791" "[fd77::2]:" "[fd77::2]:0" \
         "[fd77::2]:65536" :: "::ffff:10.77.0.2" fe80::1 10.77.0.2: \
         300.1.2.3; do
-        if ip netns exec "$NB" "$NICD" -s "$dir/bad.sock" --listen "$a" \
+        if "$NETNS_EXEC" "$NB" "$NICD" -s "$dir/bad.sock" --listen "$a" \
             -l "$dir/bad.log"; then
             echo "--listen $a was taken"
             return 1
@@ -246,7 +254,7 @@ check "--listen refuses malformed and ambiguous addresses" bad_listen
 # 1 MiB operation may take, on a loaded machine).
 start_nicd a "$NA" fd77::1 && start_nicd b "$NB" "[fd77::2]:4791" || exit 1
 if command -v tshark >/dev/null; then
-    ip netns exec "$NB" tshark -i "${tag}y" -c 3000 -w "$dir/v6.pcap" \
+    "$NETNS_EXEC" "$NB" tshark -i "${tag}y" -c 3000 -w "$dir/v6.pcap" \
         -f "ip6 and udp port 4791" >"$dir/tshark.log" 2>&1 &
     echo $! >"$dir/tshark.pid"
     for _ in $(seq 200); do # it starts slowly
@@ -274,7 +282,7 @@ check "rdn-pingpong -s 10000 over IPv6, server on A" \
     pingpong "$NA" "$dir/a.sock" "$NB" "$dir/b.sock" fd77::1 10000
 check "rdn-pingpong -s 10000 over IPv6, server on B" \
     pingpong "$NB" "$dir/b.sock" "$NA" "$dir/a.sock" fd77::2 10000
-check "hostile packets over IPv6" ip netns exec "$NA" python3 \
+check "hostile packets over IPv6" "$NETNS_EXEC" "$NA" python3 \
     "$S/t/roce_hostile.py" fd77::1 fd77::2 10000 1 0x1000000
 check "daemon alive after hostile packets over IPv6" alive_and_dropped
 check "ops over IPv6 after hostile packets" run_ops env RDN_TEST_ROUNDS=1

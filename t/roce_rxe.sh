@@ -49,7 +49,7 @@ if [ "${1:-}" = --host ]; then
     "$B/rdn/softnic/rdn-nicd" -s "$dir/n.sock" --listen 10.77.0.1 \
         -l "$dir/n.log" &
     nd=$!
-    for _ in $(seq 100); do [ -S "$dir/n.sock" ] && break; sleep 0.05; done
+    for _ in $(seq 600); do [ -S "$dir/n.sock" ] && break; sleep 0.05; done
     pp() {
         RDN_NICD_SOCKET="$dir/n.sock" RDN_NICD_AUTOSTART=0 \
             timeout 120 "$B/rdn/softnic/rdn-pingpong" "$@"
@@ -131,7 +131,9 @@ for s in $SIZES; do
         grep -q "^PASS stock-server-$s\$" "$dir/results/summary"
     result "the stock tool finished -s $s both ways" $?
 done
-grep -q " drops 0" "$dir/status"
+# Only packets softnic could not read count: a retransmission that comes
+# after its QP is gone, or a duplicate response, is dropped too.
+grep -q " bad_drops 0 " "$dir/status"
 result "softnic dropped none of rxe's packets (ICRC, headers)" $?
 if [ -f "$dir/cap.pcap" ]; then
     n=$(tshark -r "$dir/cap.pcap" --disable-protocol rpcordma 2>/dev/null |

@@ -454,6 +454,18 @@ START_TEST(recycled_past_16_bit_wraps)
 }
 END_TEST
 
+/* Waits (at most WAIT_MS: the NIC's thread may be descheduled) for a
+ * pipeline to fail; true if it did. */
+static bool pipe_fails(struct peer *p)
+{
+    for (int ms = 0; ms < WAIT_MS && !ofl_pipe_failed(&p->l.pipe); ms += 5) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+
+        nanosleep(&ts, NULL);
+    }
+    return ofl_pipe_failed(&p->l.pipe);
+}
+
 START_TEST(hostile_bucket_fails_only_its_client)
 {
     struct rdn_keyhash kh = hash("shared");
@@ -475,29 +487,13 @@ START_TEST(hostile_bucket_fails_only_its_client)
             ofl_client_judge(&w.b.l.cli, got, &bad, "shared", 6, 1000, &it),
             OFL_HIT);
     }
-    for (int i = 0; i < 200 && !ofl_pipe_failed(&w.b.l.pipe); i++) {
-        struct timespec ts = {0, 5 * 1000 * 1000};
-
-        nanosleep(&ts, NULL);
-    }
-    ck_assert(ofl_pipe_failed(&w.b.l.pipe));
+    ck_assert(pipe_fails(&w.b));
     /* Client a is unaffected. */
     expect_value("shared", "v", 1);
     expect("absent", OFL_MISS);
     ck_assert(!ofl_pipe_failed(&w.a.l.pipe));
 }
 END_TEST
-
-/* Waits (bounded) for a pipeline to fail; true if it did. */
-static bool pipe_fails(struct peer *p)
-{
-    for (int i = 0; i < 200 && !ofl_pipe_failed(&p->l.pipe); i++) {
-        struct timespec ts = {0, 5 * 1000 * 1000};
-
-        nanosleep(&ts, NULL);
-    }
-    return ofl_pipe_failed(&p->l.pipe);
-}
 
 /*
  * A READ that raced with a delete (memcached/assoc.c) takes the old match

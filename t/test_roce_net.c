@@ -8,11 +8,13 @@
  *
  * RDN_TEST_ROUNDS repeats the data tests (under netem loss, reordering,
  * duplication): every operation must complete exactly once, with exact
- * data. RDN_TEST_KILL=1 runs only the peer-death test (the script kills
- * daemon B when told through RDN_TEST_KILL_FIFO). RDN_TEST_FLOOD=1 runs
- * only the forged-SEND test: it writes the QPNs and expected PSNs of its
- * two target QPs to the fifo RDN_TEST_FLOOD_OUT, the script floods them
- * (t/roce_hostile.py --flood) and writes a line to RDN_TEST_FLOOD_IN.
+ * data; RDN_TEST_MIN_RTT_MS (under the delay fault) adds a WRITE whose
+ * round trip must take at least that long. RDN_TEST_KILL=1 runs only the
+ * peer-death test (the script kills daemon B when told through
+ * RDN_TEST_KILL_FIFO). RDN_TEST_FLOOD=1 runs only the forged-SEND test:
+ * it writes the QPNs and expected PSNs of its two target QPs to the fifo
+ * RDN_TEST_FLOOD_OUT, the script floods them (t/roce_hostile.py --flood)
+ * and writes a line to RDN_TEST_FLOOD_IN.
  */
 #include "config.h"
 
@@ -24,6 +26,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "t/support/test_softnic_util.h"
@@ -140,119 +145,115 @@ static const uint32_t sizes[] = {0,    1,    255,   256,   1023,   1024,
 
 /* ---- every opcode at every size ---------------------------------------- */
 
-START_TEST(send_all_sizes)
+/*
+ * One data operation at every size, every other one with immediate data
+ * where the opcode has a form with it: the completions, the bytes moved,
+ * and the byte after them left alone.
+ */
+struct xfer {
+    uint8_t opcode, opcode_imm; /* opcode_imm 0: no form with immediate */
+    bool remote;                /* has a remote address (WRITE, READ) */
+    bool to_a;                  /* the data goes from B to A (READ) */
+    bool recv_each;             /* every one takes a receive (SEND) */
+    enum rnic_wc_opcode wc_op, wc_recv_op;
+    uint32_t imm_base, wr_id_base;
+    unsigned seed; /* fill pattern step per round */
+};
+
+static const struct xfer SEND_X = {
+    .opcode = MLX5_OPCODE_SEND,
+    .opcode_imm = MLX5_OPCODE_SEND_IMM,
+    .recv_each = true,
+    .wc_op = RNIC_WC_SEND,
+    .wc_recv_op = RNIC_WC_RECV,
+    .imm_base = 0x12345600,
+    .wr_id_base = 100,
+    .seed = 1,
+};
+static const struct xfer WRITE_X = {
+    .opcode = MLX5_OPCODE_RDMA_WRITE,
+    .opcode_imm = MLX5_OPCODE_RDMA_WRITE_IMM,
+    .remote = true,
+    .wc_op = RNIC_WC_RDMA_WRITE,
+    .wc_recv_op = RNIC_WC_RECV_RDMA_IMM,
+    .imm_base = 0xabc000,
+    .wr_id_base = 200,
+    .seed = 3,
+};
+static const struct xfer READ_X = {
+    .opcode = MLX5_OPCODE_RDMA_READ,
+    .remote = true,
+    .to_a = true,
+    .wc_op = RNIC_WC_RDMA_READ,
+    .seed = 5,
+};
+
+static void all_sizes(const struct xfer *x)
 {
+    struct tdev *from = x->to_a ? &B : &A, *to = x->to_a ? &A : &B;
+    uint8_t *dst = to->mem + BIG * 2;
     struct tq a, b;
 
     qp_make(&a, &A, 0, 7, 7);
-    qp_make(&b, &B, 64, 7, 7);
+    qp_make(&b, &B, x->opcode_imm || x->recv_each ? 64 : 0, 7, 7);
     tq_connect(&a, &b);
     for (int r = 0; r < rounds(); r++)
         for (unsigned i = 0; i < NSIZES; i++) {
             uint32_t n = sizes[i];
-            bool imm = i & 1;
-            struct rnic_sge sge = {(uintptr_t)B.mem + BIG * 2, BIG * 2,
+            bool imm = x->opcode_imm && (i & 1);
+            /* a SEND lands in its receive; a WRITE's takes no data */
+            struct rnic_sge sge = {(uintptr_t)dst, x->recv_each ? BIG * 2 : 0,
                                    B.mr->lkey};
             struct tw w;
             struct rnic_wc wc;
 
-            fill(A.mem, n, i + r);
-            memset(B.mem + BIG * 2, 0xee, n + 16);
-            ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, 100 + i), 0);
-            tw_ctrl(&w, imm ? MLX5_OPCODE_SEND_IMM : MLX5_OPCODE_SEND,
+            fill(from->mem, n, i + x->seed * r);
+            memset(dst, 0xee, n + 16);
+            if (x->recv_each || imm)
+                ck_assert_int_eq(
+                    rnic_post_recv(b.qp, &sge, 1, x->wr_id_base + i), 0);
+            tw_ctrl(&w, imm ? x->opcode_imm : x->opcode,
                     MLX5_WQE_CTRL_CQ_UPDATE);
-            tw_imm(&w, 0x12345600 + i);
-            data(&w, n, A.mr->lkey, A.mem);
+            tw_imm(&w, x->imm_base + i);
+            if (x->remote)
+                tw_raddr(&w, (uintptr_t)(x->to_a ? from->mem : dst),
+                         B.mr->rkey);
+            data(&w, n, A.mr->lkey, x->to_a ? dst : A.mem);
             tq_post(&a, &w);
             tq_ring(&a);
             wc = one(A.scq, RNIC_WC_SUCCESS);
-            ck_assert_int_eq(wc.opcode, RNIC_WC_SEND);
-            wc = one(B.rcq, RNIC_WC_SUCCESS);
-            ck_assert_int_eq(wc.wr_id, 100 + i);
-            ck_assert_int_eq(wc.byte_len, n);
-            ck_assert_int_eq(!!(wc.flags & RNIC_WC_WITH_IMM), imm);
-            if (imm)
-                ck_assert_uint_eq(wc.imm, 0x12345600 + i);
-            ck_assert_msg(memcmp(A.mem, B.mem + BIG * 2, n) == 0,
-                          "SEND %u bytes: data differs", n);
-            ck_assert_int_eq(B.mem[BIG * 2 + n], 0xee);
+            ck_assert_int_eq(wc.opcode, x->wc_op);
+            if (x->recv_each || imm) {
+                wc = one(B.rcq, RNIC_WC_SUCCESS);
+                ck_assert_int_eq(wc.opcode, x->wc_recv_op);
+                ck_assert_int_eq(wc.wr_id, x->wr_id_base + i);
+                ck_assert_int_eq(wc.byte_len, n);
+                ck_assert_int_eq(!!(wc.flags & RNIC_WC_WITH_IMM), imm);
+                if (imm)
+                    ck_assert_uint_eq(wc.imm, x->imm_base + i);
+            }
+            ck_assert_msg(memcmp(from->mem, dst, n) == 0,
+                          "opcode %#x, %u bytes: data differs", x->opcode, n);
+            ck_assert_int_eq(dst[n], 0xee);
         }
     ck_assert_int_eq(tquiet(A.scq, 50) + tquiet(B.rcq, 0), 0);
+}
+
+START_TEST(send_all_sizes)
+{
+    all_sizes(&SEND_X);
 }
 END_TEST
 
 START_TEST(write_all_sizes)
 {
-    struct tq a, b;
-
-    qp_make(&a, &A, 0, 7, 7);
-    qp_make(&b, &B, 64, 7, 7);
-    tq_connect(&a, &b);
-    for (int r = 0; r < rounds(); r++)
-        for (unsigned i = 0; i < NSIZES; i++) {
-            uint32_t n = sizes[i];
-            bool imm = i & 1;
-            uint8_t *dst = B.mem + BIG * 2;
-            struct rnic_sge sge = {(uintptr_t)B.mem, 0, B.mr->lkey};
-            struct tw w;
-            struct rnic_wc wc;
-
-            fill(A.mem, n, i + 3 * r);
-            memset(dst, 0xee, n + 16);
-            if (imm)
-                ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, 200 + i), 0);
-            tw_ctrl(&w,
-                    imm ? MLX5_OPCODE_RDMA_WRITE_IMM : MLX5_OPCODE_RDMA_WRITE,
-                    MLX5_WQE_CTRL_CQ_UPDATE);
-            tw_imm(&w, 0xabc000 + i);
-            tw_raddr(&w, (uintptr_t)dst, B.mr->rkey);
-            data(&w, n, A.mr->lkey, A.mem);
-            tq_post(&a, &w);
-            tq_ring(&a);
-            wc = one(A.scq, RNIC_WC_SUCCESS);
-            ck_assert_int_eq(wc.opcode, RNIC_WC_RDMA_WRITE);
-            if (imm) {
-                wc = one(B.rcq, RNIC_WC_SUCCESS);
-                ck_assert_int_eq(wc.opcode, RNIC_WC_RECV_RDMA_IMM);
-                ck_assert_uint_eq(wc.imm, 0xabc000 + i);
-                ck_assert_int_eq(wc.byte_len, n);
-            }
-            ck_assert_msg(memcmp(A.mem, dst, n) == 0,
-                          "WRITE %u bytes: data differs", n);
-            ck_assert_int_eq(dst[n], 0xee);
-        }
-    ck_assert_int_eq(tquiet(A.scq, 50) + tquiet(B.rcq, 0), 0);
+    all_sizes(&WRITE_X);
 }
 END_TEST
 
 START_TEST(read_all_sizes)
 {
-    struct tq a, b;
-
-    qp_make(&a, &A, 0, 7, 7);
-    qp_make(&b, &B, 0, 7, 7);
-    tq_connect(&a, &b);
-    for (int r = 0; r < rounds(); r++)
-        for (unsigned i = 0; i < NSIZES; i++) {
-            uint32_t n = sizes[i];
-            uint8_t *dst = A.mem + BIG * 2;
-            struct tw w;
-            struct rnic_wc wc;
-
-            fill(B.mem, n, i + 5 * r);
-            memset(dst, 0xee, n + 16);
-            tw_ctrl(&w, MLX5_OPCODE_RDMA_READ, MLX5_WQE_CTRL_CQ_UPDATE);
-            tw_raddr(&w, (uintptr_t)B.mem, B.mr->rkey);
-            data(&w, n, A.mr->lkey, dst);
-            tq_post(&a, &w);
-            tq_ring(&a);
-            wc = one(A.scq, RNIC_WC_SUCCESS);
-            ck_assert_int_eq(wc.opcode, RNIC_WC_RDMA_READ);
-            ck_assert_msg(memcmp(B.mem, dst, n) == 0,
-                          "READ %u bytes: data differs", n);
-            ck_assert_int_eq(dst[n], 0xee);
-        }
-    ck_assert_int_eq(tquiet(A.scq, 50), 0);
+    all_sizes(&READ_X);
 }
 END_TEST
 
@@ -587,6 +588,44 @@ START_TEST(peer_qp_destroyed_retry_exceeded)
 }
 END_TEST
 
+/*
+ * Under RDN_NICD_ROCE_FAULTS=delay=MS both daemons hold every packet they
+ * receive MS ms, so a WRITE, which completes on its ACK, takes at least
+ * RDN_TEST_MIN_RTT_MS = 2 * MS from the doorbell to its completion (more
+ * when a loss makes it resend). A lower bound the test sets itself, to
+ * show the delay is applied; no speed is asserted.
+ */
+START_TEST(round_trip_shows_delay)
+{
+    long min_ms = atol(getenv("RDN_TEST_MIN_RTT_MS"));
+    struct tq a, b;
+
+    qp_make(&a, &A, 0, 7, 7);
+    qp_make(&b, &B, 0, 7, 7);
+    tq_connect(&a, &b);
+    for (int i = 0; i < 5; i++) {
+        struct timespec t0, t1;
+        struct tw w;
+        double ms;
+
+        tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
+        tw_raddr(&w, (uintptr_t)B.mem, B.mr->rkey);
+        tw_data(&w, 8, A.mr->lkey, A.mem);
+        tq_post(&a, &w);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        tq_ring(&a);
+        one(A.scq, RNIC_WC_SUCCESS);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+             (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        ck_assert_msg(ms >= (double)min_ms,
+                      "WRITE %d: round trip %.3f ms, under the %ld ms the "
+                      "delay adds",
+                      i, ms, min_ms);
+    }
+}
+END_TEST
+
 /* Same-host QPs keep the in-memory path (no GID needed between them). */
 START_TEST(same_daemon_in_memory)
 {
@@ -704,6 +743,21 @@ END_TEST
 
 /* ---- a peer's daemon killed --------------------------------------------- */
 
+/* True once nothing accepts on the daemon's Unix socket (it died). */
+static bool daemon_gone(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    bool gone;
+
+    ck_assert_int_ge(fd, 0);
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+    gone = connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 &&
+           (errno == ECONNREFUSED || errno == ENOENT);
+    close(fd);
+    return gone;
+}
+
 START_TEST(peer_daemon_killed)
 {
     const char *fifo = getenv("RDN_TEST_KILL_FIFO");
@@ -726,7 +780,11 @@ START_TEST(peer_daemon_killed)
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, "kill\n", 5), 5);
     close(fd);
-    usleep(300000); /* the script kills daemon B meanwhile */
+    /* the script kills daemon B: wait (bounded) until it is gone */
+    for (int ms = 0; !daemon_gone(getenv("RDN_TEST_SOCK_B")); ms += 10) {
+        ck_assert_msg(ms < 3 * TMS, "daemon B still answers");
+        usleep(10000);
+    }
     tq_post(&a, &w);
     tq_ring(&a);
     one(A.scq, RNIC_WC_RETRY_EXC_ERR);
@@ -847,6 +905,8 @@ static Suite *mk(void)
     tcase_add_test(tc, read_all_sizes);
     tcase_add_test(tc, pipelined_mix);
     tcase_add_test(tc, cas_once);
+    if (getenv("RDN_TEST_MIN_RTT_MS"))
+        tcase_add_test(tc, round_trip_shows_delay);
     if (!getenv("RDN_TEST_ROUNDS")) {
         tcase_add_test(tc, bad_rkey_is_remote_access_error);
         tcase_add_test(tc, send_without_rq_is_invalid_request);

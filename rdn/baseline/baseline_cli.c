@@ -179,10 +179,13 @@ int bl_connect(const char *host, int bl_port, int rdn_port, enum bl_kind kind,
         if (rc < 0)
             goto err_close;
     }
-    rc = c->fd = tcp_connect(host, bl_port);
+    /* The NIC first: the server gives a new connection 2 s for its HELLO
+     * (BL_HELLO_MS, baseline_srv.c), and opening a device and a QP and
+     * registering memory can take longer (rxe in a loaded VM did). */
+    rc = open_nic(c, device);
     if (rc < 0)
         goto err_close;
-    rc = open_nic(c, device);
+    rc = c->fd = tcp_connect(host, bl_port);
     if (rc < 0)
         goto err_close;
     rc = handshake(c);

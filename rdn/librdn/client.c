@@ -14,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,7 @@ struct rdn_conn {
     char user[RDN_AUTH_MAX + 1]; /* copies of opts' login */
     char password[RDN_AUTH_MAX + 1];
     bool tcp_renew; /* rdn_connect(): a disabled handle is replaced */
+    bool tcp_sasl;  /* the own handle speaks binary with a SASL login */
     struct rdn_opts opts;
     struct rdn_srv **srv; /* in the order of the handle's server list */
     uint32_t nsrv;
@@ -481,6 +483,39 @@ static int send_str(int fd, const char *str)
     return write(fd, str, n) == (ssize_t)n ? 0 : -EIO;
 }
 
+/* Whether the server at host:port closes an ASCII connection unanswered
+ * but answers a binary VERSION, as memcached -S does (it speaks the binary
+ * protocol only); a server that is going away does neither. */
+static bool binary_only(const char *host, int port, int timeout_ms)
+{
+    struct lines r = {.fd = tcp_connect(host, port, timeout_ms),
+                      .deadline = mono_ms() + (uint64_t)timeout_ms};
+    uint8_t body[256];
+    uint16_t status, nkey;
+    size_t nb;
+    char line[512];
+    int rc;
+
+    if (r.fd < 0)
+        return false;
+    /* padded to a binary header's 24 bytes, as probe()'s */
+    rc = send_str(r.fd, "version               \r\n");
+    if (rc == 0)
+        rc = next_line(&r, line, sizeof(line));
+    close(r.fd);
+    if (rc != -ECONNRESET)
+        return false;
+    r = (struct lines){.fd = tcp_connect(host, port, timeout_ms),
+                       .deadline = mono_ms() + (uint64_t)timeout_ms};
+    if (r.fd < 0)
+        return false;
+    rc = bin_send(r.fd, 0x0b, "", 0, "", 0); /* VERSION */
+    if (rc == 0)
+        rc = bin_recv(&r, &status, &nkey, body, sizeof(body), &nb);
+    close(r.fd);
+    return rc == 0;
+}
+
 /* memcached -Y's login on an ASCII connection: a set whose data is
  * "user password". 0, or -EACCES (refused), -EIO. */
 static int ascii_login(struct rdn_srv *s, struct lines *r)
@@ -759,34 +794,50 @@ static int sync_servers(struct rdn_conn *c)
     return 0;
 }
 
-static void set_defaults(struct rdn_conn *c, const struct rdn_opts *opts,
-                         enum rdn_down while_down)
-{
-    if (opts)
-        c->opts = *opts;
-    if (c->opts.user) {
-        snprintf(c->user, sizeof(c->user), "%s", c->opts.user);
-        snprintf(c->password, sizeof(c->password), "%s",
-                 c->opts.password ? c->opts.password : "");
-        c->opts.user = c->user;
-        c->opts.password = c->password;
-    }
-    if (c->opts.while_down == RDN_DOWN_DEFAULT)
-        c->opts.while_down = while_down;
-    if (!c->opts.depth)
-        c->opts.depth = RDN_DEFAULT_DEPTH;
-    if (!c->opts.timeout_ms)
-        c->opts.timeout_ms = RDN_DEFAULT_TIMEOUT;
-}
+_Static_assert(sizeof(struct rdn_opts) % 8 == 0 &&
+                   offsetof(struct rdn_opts, device) + 8 == RDN_OPTS_SIZE_MIN,
+               "struct rdn_opts grows in 8-byte steps after size and device");
 
-static bool opts_ok(const struct rdn_opts *o)
+/*
+ * The caller's options (NULL: none) as this librdn's struct, checked (see
+ * struct rdn_opts for the size rules), with the defaults filled in and the
+ * login copied into c. 0, -EINVAL or -E2BIG.
+ */
+static int set_opts(struct rdn_conn *c, const struct rdn_opts *in,
+                    enum rdn_down while_down)
 {
-    return !o || (!(o->depth & (o->depth - 1)) && o->timeout_ms >= 0 &&
-                  o->while_down >= RDN_DOWN_DEFAULT &&
-                  o->while_down <= RDN_DOWN_NIC &&
-                  (!o->user ||
-                   (*o->user && strlen(o->user) <= RDN_AUTH_MAX &&
-                    (!o->password || strlen(o->password) <= RDN_AUTH_MAX))));
+    struct rdn_opts *o = &c->opts;
+
+    memset(o, 0, sizeof(*o));
+    if (in) {
+        if (in->size < RDN_OPTS_SIZE_MIN || in->size % 8 || in->rsvd)
+            return -EINVAL;
+        const unsigned char *newer = (const unsigned char *)in + sizeof(*o);
+        for (size_t i = sizeof(*o); i < in->size; i++)
+            if (*newer++)
+                return -E2BIG;
+        memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
+    }
+    o->size = sizeof(*o);
+    if ((o->depth & (o->depth - 1)) || o->timeout_ms < 0 ||
+        o->while_down < RDN_DOWN_DEFAULT || o->while_down > RDN_DOWN_NIC ||
+        (o->user && (!*o->user || strlen(o->user) > RDN_AUTH_MAX ||
+                     (o->password && strlen(o->password) > RDN_AUTH_MAX))))
+        return -EINVAL;
+    if (o->user) {
+        snprintf(c->user, sizeof(c->user), "%s", o->user);
+        snprintf(c->password, sizeof(c->password), "%s",
+                 o->password ? o->password : "");
+        o->user = c->user;
+        o->password = c->password;
+    }
+    if (o->while_down == RDN_DOWN_DEFAULT)
+        o->while_down = while_down;
+    if (!o->depth)
+        o->depth = RDN_DEFAULT_DEPTH;
+    if (!o->timeout_ms)
+        o->timeout_ms = RDN_DEFAULT_TIMEOUT;
+    return 0;
 }
 
 int rdn_connect_memc(memcached_st *mc, const struct rdn_opts *opts,
@@ -795,12 +846,16 @@ int rdn_connect_memc(memcached_st *mc, const struct rdn_opts *opts,
     struct rdn_conn *c;
     int rc;
 
-    if (!mc || !out || !opts_ok(opts) || memcached_server_count(mc) == 0)
+    if (!mc || !out || memcached_server_count(mc) == 0)
         return -EINVAL;
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    set_defaults(c, opts, RDN_DOWN_TCP);
+    rc = set_opts(c, opts, RDN_DOWN_TCP);
+    if (rc < 0) {
+        free(c);
+        return rc;
+    }
     c->mc = mc;
     rc = sync_servers(c);
     if (rc < 0) {
@@ -865,12 +920,16 @@ int rdn_connect_opts(const char *host, int rdn_port, int tcp_port,
     int rc;
 
     if (!host || !out || rdn_port <= 0 || rdn_port > 65535 || tcp_port < 0 ||
-        tcp_port > 65535 || strlen(host) >= sizeof(s->host) || !opts_ok(opts))
+        tcp_port > 65535 || strlen(host) >= sizeof(s->host))
         return -EINVAL;
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    set_defaults(c, opts, RDN_DOWN_NIC);
+    rc = set_opts(c, opts, RDN_DOWN_NIC);
+    if (rc < 0) {
+        free(c);
+        return rc;
+    }
     c->own_mc = true;
     c->tcp_renew = true;
     c->mc = one_server(host, tcp_port);
@@ -984,6 +1043,19 @@ void rdn_close(struct rdn_conn *c)
  * one that connects at once (a dead process on a live host refuses in no
  * time).
  */
+/* Switches a handle to the binary protocol with a SASL PLAIN login of
+ * opts' user (libmemcached logs in on every connection it makes). 0 or
+ * -EIO. */
+static int tcp_sasl_on(struct rdn_conn *c, memcached_st *mc)
+{
+    if (memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1) !=
+            MEMCACHED_SUCCESS ||
+        memcached_set_sasl_auth_data(mc, c->user, c->password) !=
+            MEMCACHED_SUCCESS)
+        return -EIO;
+    return 0;
+}
+
 static memcached_return_t tcp_mget(struct rdn_conn *c, const char *key,
                                    size_t nkey)
 {
@@ -995,8 +1067,11 @@ static memcached_return_t tcp_mget(struct rdn_conn *c, const char *key,
                          rc == MEMCACHED_SERVER_MARKED_DEAD)) {
         memcached_st *mc = one_server(c->srv[0]->host, c->srv[0]->tcp_port);
 
-        if (!mc)
+        if (!mc || (c->tcp_sasl && tcp_sasl_on(c, mc) < 0)) {
+            if (mc)
+                memcached_free(mc);
             return MEMCACHED_FAILURE;
+        }
         memcached_free(c->mc);
         c->mc = mc;
         rc = memcached_mget(c->mc, keys, lens, 1);
@@ -1052,18 +1127,26 @@ static void take_result(struct rdn_result *r, struct rdn_value *into,
     r->status = r->value ? 0 : -ENOMEM;
 }
 
-static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
-                   struct rdn_result *r, struct rdn_value *into)
+/* libmemcached's refusals of a login: -EACCES; other failures -EIO. */
+static int tcp_failure(memcached_return_t rc)
+{
+    return rc == MEMCACHED_AUTH_FAILURE || rc == MEMCACHED_AUTH_PROBLEM
+               ? -EACCES
+               : -EIO;
+}
+
+static int tcp_get_once(struct rdn_conn *c, const char *key, size_t nkey,
+                        struct rdn_result *r, struct rdn_value *into)
 {
     memcached_return_t rc = tcp_mget(c, key, nkey);
     memcached_result_st *res;
 
     r->src = RDN_SRC_TCP;
     if (rc != MEMCACHED_SUCCESS)
-        return r->status = -EIO;
+        return r->status = tcp_failure(rc);
     res = memcached_fetch_result(c->mc, NULL, &rc);
     if (!res && rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND)
-        return r->status = -EIO;
+        return r->status = tcp_failure(rc);
     /* libmemcached reads a refused command (memcached -Y's "CLIENT_ERROR
      * unauthenticated") as a miss: it is none. */
     if (!res)
@@ -1076,6 +1159,67 @@ static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
     while ((res = memcached_fetch_result(c->mc, NULL, &rc)))
         memcached_result_free(res);
     return r->status;
+}
+
+/* Whether key's server speaks the binary protocol only (-S). */
+static bool key_binary_only(struct rdn_conn *c, const char *key, size_t nkey)
+{
+    memcached_return_t rc;
+    const memcached_instance_st *in =
+        memcached_server_by_key(c->mc, key, nkey, &rc);
+
+    return in &&
+           binary_only(memcached_server_name(in),
+                       (int)memcached_server_port(in), c->opts.timeout_ms);
+}
+
+/*
+ * Logs the handle in where a TCP GET of key failed with status, with opts'
+ * user: a refusal ("CLIENT_ERROR unauthenticated", memcached -Y) gets -Y's
+ * ASCII login on the connection to key's server (a set whose data is
+ * "user password", sent to the server libmemcached places key on); a
+ * server that closed the ASCII connection (-S speaks binary only) makes
+ * librdn's own handle speak binary with a SASL PLAIN login. An
+ * application's handle is never switched: its SASL setup is its own.
+ * Without a user, a -S server's hang-up is -EACCES too. Returns 0 when
+ * the GET is worth asking again, else -EACCES (the login was refused, or
+ * is missing) or status. A handle speaks one protocol: a list that mixes
+ * -S servers with others cannot be read over TCP through one handle.
+ */
+static int tcp_login(struct rdn_conn *c, const char *key, size_t nkey,
+                     int status)
+{
+    char data[2 * RDN_AUTH_MAX + 2];
+
+    if (!c->opts.user) /* a -S server that hung up wants a login too */
+        return status == -EIO && key_binary_only(c, key, nkey) ? -EACCES
+                                                               : status;
+    if (status == -EACCES && !c->tcp_sasl) {
+        int n = snprintf(data, sizeof(data), "%s %s", c->user, c->password);
+        memcached_return_t rc = memcached_set_by_key(c->mc, key, nkey, "rdn", 3,
+                                                     data, (size_t)n, 0, 0);
+        return rc == MEMCACHED_SUCCESS ? 0 : -EACCES;
+    }
+    if (status == -EIO && c->own_mc && !c->tcp_sasl) {
+        if (!key_binary_only(c, key, nkey) || tcp_sasl_on(c, c->mc) < 0)
+            return status;
+        c->tcp_sasl = true;
+        return 0;
+    }
+    return status;
+}
+
+/* A GET over TCP, logged in first when the server wants it. */
+static int tcp_get(struct rdn_conn *c, const char *key, size_t nkey,
+                   struct rdn_result *r, struct rdn_value *into)
+{
+    int rc = tcp_get_once(c, key, nkey, r, into);
+
+    if (rc == -EACCES || rc == -EIO) {
+        int lrc = tcp_login(c, key, nkey, rc);
+        rc = lrc == 0 ? tcp_get_once(c, key, nkey, r, into) : (r->status = lrc);
+    }
+    return rc;
 }
 
 /* ---- the NIC pipeline ------------------------------------------------- */

@@ -41,7 +41,22 @@
 
 struct rdn_conn;
 
+/*
+ * Options of a connection. The struct grows at its end from one librdn
+ * release to the next, so a caller says which size it was built with:
+ * start from RDN_OPTS(...) (or set size to sizeof(struct rdn_opts)). The
+ * library reads the first size bytes; fields beyond them (a caller built
+ * with an older header) take their defaults, as fields left 0 do. A size
+ * beyond what this librdn knows is taken if the bytes it does not know are
+ * all 0 (a newer header whose new fields are unused), else refused with
+ * -E2BIG; a size below RDN_OPTS_SIZE_MIN (0 among them: size not set) or
+ * not a multiple of 8, or rsvd not 0, is refused with -EINVAL. New fields
+ * come in whole 8-byte words, so that every size a header has had ends
+ * between fields.
+ */
 struct rdn_opts {
+    uint32_t size;      /* sizeof(struct rdn_opts) of the caller's header */
+    uint32_t rsvd;      /* 0 */
     const char *device; /* NIC: NULL means $RDN_DEVICE, else "softnic" */
     uint32_t depth;     /* GETs in flight, a power of two; 0: 8 */
     int timeout_ms;     /* for one NIC answer or handshake step; 0: 5000 */
@@ -55,13 +70,25 @@ struct rdn_opts {
      * or -Y): its handshake wants it before anything else (docs/wire.md,
      * AUTH), and so does the "stats rdn" that finds the RDMA port (-Y's
      * ASCII login; with -S SASL PLAIN and the binary STAT "rdn").
-     * NULL: none. At most 255 bytes each; copied. librdn's TCP path logs
-     * in nowhere: with such a server the application's handle
-     * (rdn_connect_memc()) does, e.g. memcached_set_sasl_auth_data().
+     * NULL: none. At most 255 bytes each; copied. The TCP path logs in
+     * with it too, when a GET over TCP is refused: -Y's ASCII login on
+     * the connection to the key's server (any handle; again after each
+     * reconnection), or, for a server that speaks the binary protocol
+     * only (-S), a SASL PLAIN login: librdn's own handle (rdn_connect(),
+     * rdn_connect_config()) then speaks binary with
+     * memcached_set_sasl_auth_data(); an application's handle
+     * (rdn_connect_memc()) is not switched, its SASL setup is its own.
      */
     const char *user;
     const char *password;
 };
+
+/* The smallest size taken: size, rsvd and device. */
+#define RDN_OPTS_SIZE_MIN 16
+
+/* struct rdn_opts o = RDN_OPTS(.device = "softnic", .depth = 16); */
+#define RDN_OPTS(...)                                                          \
+    ((struct rdn_opts){.size = sizeof(struct rdn_opts), __VA_ARGS__})
 
 /*
  * When a server's process dies, its NIC still holds its table and its
@@ -87,7 +114,8 @@ struct memcached_st;
  * Each server's NIC path is set up here (its stats, then the handshake);
  * a server that cannot be read on its NIC is read over TCP and tried
  * again later. opts may be NULL. Returns 0, -EINVAL (no servers, a bad
- * option), -ENOMEM.
+ * option or opts->size), -E2BIG (opts from a newer header that sets
+ * fields this librdn does not know), -ENOMEM.
  */
 int rdn_connect_memc(struct memcached_st *mc, const struct rdn_opts *opts,
                      struct rdn_conn **out);
@@ -106,8 +134,9 @@ int rdn_connect_config(const char *config, const struct rdn_opts *opts,
  * (opts->device), a QP and response slots, and the TCP fallback is set up
  * for tcp_port. opts may be NULL (the defaults above).
  *
- * Returns 0 with *out set, or a negative errno: -EINVAL (bad host or
- * ports), -ENOMEM, -EHOSTUNREACH (host not resolved), connect()'s error
+ * Returns 0 with *out set, or a negative errno: -EINVAL (bad host, ports
+ * or options), -E2BIG (as rdn_connect_memc()), -ENOMEM, -EHOSTUNREACH (host not
+ * resolved), connect()'s error
  * (-ECONNREFUSED), -ETIMEDOUT (no answer within opts->timeout_ms), the
  * server's REJECT status (-EUSERS: the server is full, -EPROTONOSUPPORT:
  * another wire version, -EACCES: opts->user missing or refused, ...),
@@ -141,7 +170,8 @@ struct memcached_st *rdn_memc(const struct rdn_conn *c);
  * -EINVAL (bad key or arguments), -EAGAIN (opts.no_fallback and the NIC
  * could not answer for sure), -EIO (the TCP fallback failed too: with
  * libmemcached's settings, a server that is down), -EACCES (the TCP
- * fallback was refused: the server wants a login the handle lacks), -ENOMEM,
+ * fallback was refused: the server wants a login and opts.user is missing
+ * or refused), -ENOMEM,
  * -ENOTCONN (the handle has no servers).
  */
 int rdn_get(struct rdn_conn *c, const char *key, size_t keylen, char **value,

@@ -22,9 +22,10 @@
  *
  * -a FILE: the first line of FILE is "user:password", in the format of
  * memcached's -Y file. get logs in on the handshake with it (docs/wire.md,
- * AUTH); set and stats, told "unauthenticated", log in with -Y's ASCII
- * login and ask again (a -S server speaks the binary protocol, which set
- * and stats here do not: give -p for get).
+ * AUTH) and on the TCP path (librdn); set and stats, told
+ * "unauthenticated" (-Y), log in with -Y's ASCII login and ask again, and
+ * to a server that hangs up on ASCII (-S) they speak the binary protocol
+ * with a SASL PLAIN login.
  */
 #include "config.h"
 
@@ -83,6 +84,18 @@ static memcached_return_t ascii_login(const struct cli *o, memcached_st *mc)
     return memcached_set(mc, "rdn", 3, data, (size_t)n, 0, 0);
 }
 
+/* memcached -S's login: the binary protocol with a SASL PLAIN login
+ * (libmemcached logs in on every connection it makes). */
+static memcached_return_t sasl_on(const struct cli *o, memcached_st *mc)
+{
+    memcached_return_t rc =
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+
+    return rc == MEMCACHED_SUCCESS
+               ? memcached_set_sasl_auth_data(mc, o->user, o->password)
+               : rc;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -99,13 +112,13 @@ static void usage(FILE *f)
             "  -v         say on stderr who answered each GET (nic/tcp)\n"
             "  -a FILE    log in with the \"user:password\" of FILE's first "
             "line\n"
-            "             (a server started with -Y, or -S for get)\n");
+            "             (a server started with -Y or -S)\n");
 }
 
 static int cmd_get(const struct cli *o, int n, char **keys)
 {
-    struct rdn_opts ro = {
-        .device = o->device, .user = o->user, .password = o->password};
+    struct rdn_opts ro =
+        RDN_OPTS(.device = o->device, .user = o->user, .password = o->password);
     struct rdn_conn *c;
     struct rdn_result *res = calloc((size_t)n, sizeof(*res));
     size_t *lens = calloc((size_t)n, sizeof(*lens));
@@ -200,9 +213,11 @@ static int cmd_set(const struct cli *o, int argc, char **argv)
         return EXIT_ERROR;
     rc = memcached_set(mc, argv[0], strlen(argv[0]), argv[1], strlen(argv[1]),
                        exptime, flags);
-    /* "CLIENT_ERROR unauthenticated": log in, then again. */
-    if (rc == MEMCACHED_CLIENT_ERROR && o->user &&
-        ascii_login(o, mc) == MEMCACHED_SUCCESS)
+    /* "CLIENT_ERROR unauthenticated" (-Y): log in, then again; a server
+     * that hung up on ASCII (-S): again in binary with a SASL login. */
+    if (o->user && rc != MEMCACHED_SUCCESS &&
+        (rc == MEMCACHED_CLIENT_ERROR ? ascii_login(o, mc) : sasl_on(o, mc)) ==
+            MEMCACHED_SUCCESS)
         rc = memcached_set(mc, argv[0], strlen(argv[0]), argv[1],
                            strlen(argv[1]), exptime, flags);
     if (rc != MEMCACHED_SUCCESS)
@@ -240,7 +255,40 @@ static int stats_dump(const struct cli *o, FILE *f, const char *cmd)
         line[strcspn(line, "\r\n")] = '\0';
         puts(line + 5);
     }
-    return -EIO;
+    return ferror(f) ? -EIO : -ECONNRESET;
+}
+
+static memcached_return_t print_stat(const memcached_instance_st *in,
+                                     const char *key, size_t nkey,
+                                     const char *value, size_t nvalue,
+                                     void *ctx)
+{
+    (void)in;
+    (void)ctx;
+    printf("%.*s %.*s\n", (int)nkey, key, (int)nvalue, value);
+    return MEMCACHED_SUCCESS;
+}
+
+/* "stats" and "stats rdn" of a server that speaks the binary protocol only
+ * (-S): binary STATs after a SASL login. */
+static int stats_sasl(const struct cli *o, const char *host, int tcp_port)
+{
+    memcached_st *mc = memcached_create(NULL);
+    memcached_return_t rc = MEMCACHED_MEMORY_ALLOCATION_FAILURE;
+
+    if (mc)
+        rc = memcached_server_add(mc, host, (in_port_t)tcp_port);
+    if (rc == MEMCACHED_SUCCESS)
+        rc = sasl_on(o, mc);
+    if (rc == MEMCACHED_SUCCESS)
+        rc = memcached_stat_execute(mc, NULL, print_stat, NULL);
+    if (rc == MEMCACHED_SUCCESS)
+        rc = memcached_stat_execute(mc, "rdn", print_stat, NULL);
+    if (rc != MEMCACHED_SUCCESS)
+        fprintf(stderr, "rdn-cli: stats %s:%d: %s\n", host, tcp_port,
+                mc ? memcached_strerror(mc, rc) : "out of memory");
+    memcached_free(mc);
+    return rc == MEMCACHED_SUCCESS ? EXIT_SUCCESS : EXIT_ERROR;
 }
 
 /* "stats" and "stats rdn" of one server. */
@@ -264,10 +312,18 @@ static int stats_of(const struct cli *o, const char *host, int tcp_port)
             close(fd);
         return EXIT_ERROR;
     }
-    rc = stats_dump(o, f, "stats");
+    /* Spaces to a binary header's 24 bytes: a server of the binary
+     * protocol only (-S) closes at once rather than wait for the rest. */
+    rc = stats_dump(o, f, "stats                 ");
     if (rc == 0)
         rc = stats_dump(o, f, "stats rdn");
     fclose(f);
+    /* Closed without a word: -S, which wants the binary protocol. */
+    if (rc == -ECONNRESET && o->user)
+        return stats_sasl(o, host, tcp_port);
+    if (rc == -EACCES)
+        fprintf(stderr, "rdn-cli: stats %s:%d: login refused\n", host,
+                tcp_port);
     return rc == 0 ? EXIT_SUCCESS : EXIT_ERROR;
 }
 

@@ -87,13 +87,16 @@ void sn_cq_push(struct sn_thread *t, struct sn_cq *cq, struct sn_cqe *cqe)
         store_relaxed(&cq->last_ns, cqe->nic_ns);
     slot->upto_ns = cq->last_ns;
     store_release(&slot->seq, (uint32_t)idx);
-    store_seq_cst(&cq->count, idx + 1);
-    /* seq_cst, not release: a waiter stores armed, then loads prod
-     * (rnic_cq_wait), and sn_cq_notify() wakes it only if it loads armed
-     * set. A release store may pass that later load (x86 reorders a store
-     * with a later load); then each side misses the other's store and the
-     * waiter sleeps out its timeout. */
-    store_seq_cst(&cq->sh->prod, idx + 1);
+    store_release(&cq->count, idx + 1);
+    store_release(&cq->sh->prod, idx + 1);
+    /* One full fence for both stores: a waiter stores armed (the host's
+     * rnic_cq_wait) or its waiters bit (an engine thread's WAIT), then
+     * loads prod or count, and sn_cq_notify() wakes it only if it loads
+     * that flag set. Without the fence the stores above could pass
+     * notify's later loads (x86 reorders a store with a later load); then
+     * each side misses the other's store and the waiter sleeps out its
+     * timeout, or a WAIT is never kicked. */
+    fence_seq_cst();
     if (lock)
         sn_cq_unlock(&cq->lock);
     sn_cq_notify(t, cq);

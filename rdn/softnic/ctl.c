@@ -71,6 +71,8 @@ static void sn_stats_roce(struct sn_engine *e, struct sn_ctl_resp *resp)
     resp->u.stats.raw_in = st.raw_in;
     for (int i = 0; i < SN_RC_DROP_N; i++)
         resp->u.stats.drops += st.drops[i];
+    resp->u.stats.bad_drops =
+        st.drops[SN_RC_DROP_BAD] + st.drops[SN_RC_DROP_ICRC];
 }
 
 static void sn_stats(struct sn_engine *e, struct sn_ctl_resp *resp)

@@ -18,8 +18,8 @@
 #include "rdn/rnic/rnic.h"
 
 #define SN_CTL_VERSION                                                         \
-    5 /* 2: QP responder access; 3: big-endian rq_db;                          \
-         4: RoCE (QP_ADDR, rc attributes); 5: QP_GID */
+    6 /* 2: QP responder access; 3: big-endian rq_db;                          \
+         4: RoCE (QP_ADDR, rc attributes); 5: QP_GID; 6: STATS bad_drops */
 #define SN_PATH_MAX 256
 
 enum sn_ctl_op {
@@ -138,6 +138,7 @@ struct sn_ctl_resp {
             uint64_t roce_tx, roce_rx, retrans, timeouts;
             uint64_t seq_naks_rx, seq_naks_tx, rnr_naks_rx, rnr_naks_tx;
             uint64_t dups_rx, roce_errors, drops, credit_waits, raw_in;
+            uint64_t bad_drops; /* of drops: malformed, ICRC wrong */
         } stats;
         struct rnic_addr addr; /* QP_ADDR */
     } u;

@@ -36,6 +36,7 @@
 
 #define SN_SLEEP_SLACK_NS 100000u /* timers nearer than this: spin */
 #define SN_PEER_CHECK     2       /* spin steps between looks at peers */
+#define SN_CLOCK_POLLS    8       /* idle polls between looks at the clock */
 
 void sn_wake(struct sn_shm_thread *sh)
 {
@@ -88,6 +89,32 @@ static int sn_bits_drain(uint64_t *summary, uint64_t *bits, size_t nsum,
                 n++;
             }
         }
+    }
+    return n;
+}
+
+void sn_poke(struct sn_thread *t, struct sn_qp *qp)
+{
+    if (qp->thr != t) {
+        sn_poke_qp(t->eng->ctl, qp->thr->idx, qp->idx);
+    } else if (!qp->in_dirty) {
+        qp->in_dirty = true;
+        sn_list_add_tail(&t->dirtyq, &qp->dirty);
+    }
+}
+
+/* Serves the pokes of t's own QPs (sn_poke); returns how many. */
+static int sn_run_dirty(struct sn_thread *t)
+{
+    int n = 0;
+
+    while (!sn_list_empty(&t->dirtyq)) {
+        struct sn_qp *qp = sn_container_of(t->dirtyq.next, struct sn_qp, dirty);
+
+        sn_list_del(&qp->dirty);
+        qp->in_dirty = false;
+        sn_qp_dirty(t, qp);
+        n++;
     }
     return n;
 }
@@ -305,8 +332,13 @@ static int sn_run_runq(struct sn_thread *t)
 {
     int n = 0;
 
-    for (int round = 0; round < 4 && !sn_list_empty(&t->runq); round++) {
-        struct sn_link batch = t->runq;
+    for (int round = 0; round < 4; round++) {
+        struct sn_link batch;
+
+        n += sn_run_dirty(t);
+        if (sn_list_empty(&t->runq))
+            break;
+        batch = t->runq;
 
         batch.next->prev = &batch;
         batch.prev->next = &batch;
@@ -407,6 +439,7 @@ static void *sn_thread_main(void *arg)
 {
     struct sn_thread *t = arg;
     uint64_t idle_since = 0;
+    unsigned idle_polls = 0;
 
     sn_pin(t);
     for (;;) {
@@ -428,6 +461,13 @@ static void *sn_thread_main(void *arg)
         work += sn_rc_flush_acks(t);
         if (work) {
             idle_since = 0;
+            idle_polls = 0;
+            continue;
+        }
+        /* Spinning with no timer queued, read the clock every few polls
+         * only: it costs as much as a look at the mailboxes. */
+        if (idle_since && !t->heap_len && ++idle_polls % SN_CLOCK_POLLS) {
+            sn_spin_step(t);
             continue;
         }
         uint64_t now = sn_now_ns();
@@ -478,6 +518,7 @@ static struct sn_thread *sn_thread_new(struct sn_engine *e, unsigned i,
     t->cpu = o->ncpus ? o->cpus[i % o->ncpus] : -1;
     t->spin_ns = o->spin_ns;
     sn_list_init(&t->runq);
+    sn_list_init(&t->dirtyq);
     sn_list_init(&t->rc_acks);
     for (size_t c = 0; c < SN_MAX_OBJS; c++)
         sn_list_init(&t->cqwait[c]);

@@ -293,8 +293,8 @@ struct sn_qp {
     struct sn_rd rd[SN_MAX_RD];
     uint32_t rd_used;                  /* bitmask of busy rd slots */
     struct sn_pkt *stall, *stall_tail; /* inbound waiting for a receive */
-    struct sn_link run, wait;
-    bool in_run, in_wait;
+    struct sn_link run, wait, dirty;
+    bool in_run, in_wait, in_dirty;
     struct sn_timer tm;
 
     /* RoCE (roce.c): set before RTS when the peer is on another host. */
@@ -334,6 +334,7 @@ struct sn_thread {
     struct sn_pkt *local, *local_tail; /* packets from this thread */
     struct sn_bitmap cq_ev;            /* CQ indexes that advanced */
     struct sn_link runq;
+    struct sn_link dirtyq; /* own QPs poked by this thread (sn_poke) */
     struct sn_timer **heap;
     uint32_t heap_len, heap_cap;
     uint64_t timer_seq;
@@ -383,6 +384,12 @@ void sn_engine_destroy(struct sn_engine *e);
 void sn_engine_sync(struct sn_engine *e);
 /* Sets the QP's dirty bit in its thread's mailbox and wakes the thread. */
 void sn_poke_qp(struct sn_shm_ctl *ctl, unsigned thr, uint32_t idx);
+/*
+ * Pokes qp from engine thread t: a QP of t's own goes on t's private dirty
+ * list, handled before its next run-queue round (no atomics, no trip
+ * through the mailbox); another thread's QP through its mailbox.
+ */
+void sn_poke(struct sn_thread *t, struct sn_qp *qp);
 /* Wakes a thread if it sleeps (after a dirty bit or queue push). */
 void sn_wake(struct sn_shm_thread *sh);
 /* CQ idx advanced: kicks this thread's QPs WAITing on it. */
@@ -420,22 +427,54 @@ void sn_deliver(struct sn_thread *t, struct sn_pkt *p);
 
 /* ---- mr.c: memory translation ----------------------------------------- */
 
+/* The MR that key names on device dev, or NULL (none, or another's). */
+static inline const struct sn_mr *
+sn_mr_lookup(struct sn_engine *e, const struct sn_dev *dev, uint32_t key)
+{
+    const struct sn_mr *mr =
+        load_acquire(&e->mrs[(key >> 8) & (SN_MAX_MRS - 1)]);
+
+    return mr && mr->key == key && mr->dev == dev ? mr : NULL;
+}
+
+/*
+ * The engine address of [addr, addr+len) in mr (NULL: none), or NULL when
+ * the bounds or the access bits need do not allow it. len 0 is allowed
+ * anywhere inside the MR.
+ */
+static inline uint8_t *sn_mr_addr(const struct sn_mr *mr, uint64_t addr,
+                                  uint64_t len, unsigned need)
+{
+    if (!mr || (mr->access & need) != need)
+        return NULL;
+    if (addr < mr->addr || len > mr->len || addr - mr->addr > mr->len - len)
+        return NULL;
+    return mr->eng + (addr - mr->addr);
+}
+
 /*
  * Translates [addr, addr+len) under key for device dev, requiring access
  * bits need; returns the engine address or NULL when the key, bounds or
- * access do not allow it. len 0 is allowed anywhere inside the MR.
+ * access do not allow it.
  */
 static inline uint8_t *sn_xlate(struct sn_engine *e, const struct sn_dev *dev,
                                 uint32_t key, uint64_t addr, uint64_t len,
                                 unsigned need)
 {
-    struct sn_mr *mr = load_acquire(&e->mrs[(key >> 8) & (SN_MAX_MRS - 1)]);
+    return sn_mr_addr(sn_mr_lookup(e, dev, key), addr, len, need);
+}
 
-    if (!mr || mr->key != key || mr->dev != dev || (mr->access & need) != need)
-        return NULL;
-    if (addr < mr->addr || len > mr->len || addr - mr->addr > mr->len - len)
-        return NULL;
-    return mr->eng + (addr - mr->addr);
+/*
+ * A scatter or gather list's entries mostly share one key: the MR of the
+ * previous entry serves the next one with the same key, checked as a new
+ * lookup would be (one WQE's list sees one registration of each key).
+ */
+static inline const struct sn_mr *sn_mr_lookup_next(struct sn_engine *e,
+                                                    const struct sn_dev *dev,
+                                                    uint32_t key,
+                                                    const struct sn_mr *prev)
+{
+    return prev && prev->key == key ? prev : sn_mr_lookup(e, dev, key);
 }
 
 /*
@@ -445,17 +484,25 @@ static inline uint8_t *sn_xlate(struct sn_engine *e, const struct sn_dev *dev,
  * record pokes its QP, so that a message waiting for a receive (RNR) sees
  * the new count, as a NIC's RNR retry would.
  */
-void sn_rq_db_stored(struct sn_engine *e, const struct sn_mr *mr, uint64_t addr,
+void sn_rq_db_stored(struct sn_thread *t, const struct sn_mr *mr, uint64_t addr,
                      uint64_t len);
 
-static inline void sn_mr_stored(struct sn_engine *e, uint32_t key,
+/* The same with the MR the store went through (found by sn_mr_lookup). */
+static inline void sn_mr_stored_mr(struct sn_thread *t, const struct sn_mr *mr,
+                                   uint64_t addr, uint64_t len)
+{
+    if (mr->rq_db_qpn)
+        sn_rq_db_stored(t, mr, addr, len);
+}
+
+static inline void sn_mr_stored(struct sn_thread *t, uint32_t key,
                                 uint64_t addr, uint64_t len)
 {
     const struct sn_mr *mr =
-        load_acquire(&e->mrs[(key >> 8) & (SN_MAX_MRS - 1)]);
+        load_acquire(&t->eng->mrs[(key >> 8) & (SN_MAX_MRS - 1)]);
 
-    if (mr && mr->key == key && mr->rq_db_qpn)
-        sn_rq_db_stored(e, mr, addr, len);
+    if (mr && mr->key == key)
+        sn_mr_stored_mr(t, mr, addr, len);
 }
 
 /* ---- cq.c ------------------------------------------------------------- */

@@ -152,16 +152,16 @@ static bool sn_covers_rq_db(const struct sn_area *a, uint64_t va, uint64_t len)
     return va < db + sizeof(uint32_t) && db < va + len;
 }
 
-void sn_rq_db_stored(struct sn_engine *e, const struct sn_mr *mr, uint64_t addr,
+void sn_rq_db_stored(struct sn_thread *t, const struct sn_mr *mr, uint64_t addr,
                      uint64_t len)
 {
     struct sn_qp *qp;
 
     if (!sn_covers_rq_db(mr->area, addr, len))
         return;
-    qp = sn_qp_lookup(e, mr->rq_db_qpn);
+    qp = sn_qp_lookup(t->eng, mr->rq_db_qpn);
     if (qp && qp->area == mr->area)
-        sn_poke_qp(e->ctl, qp->thr->idx, qp->idx);
+        sn_poke(t, qp);
 }
 
 /* A random tag for MR slot idx: 1..255 and not the slot's previous tag. */

@@ -303,7 +303,8 @@ static int print_status(const char *path)
            resp.u.stats.mrs, resp.u.stats.cqs, resp.u.stats.qps);
     printf("roce tx %llu rx %llu retrans %llu timeouts %llu seq_naks_rx %llu "
            "seq_naks_tx %llu rnr_naks_rx %llu rnr_naks_tx %llu dups_rx %llu "
-           "errors %llu drops %llu credit_waits %llu raw_in %llu\n",
+           "errors %llu drops %llu bad_drops %llu credit_waits %llu "
+           "raw_in %llu\n",
            (unsigned long long)resp.u.stats.roce_tx,
            (unsigned long long)resp.u.stats.roce_rx,
            (unsigned long long)resp.u.stats.retrans,
@@ -315,6 +316,7 @@ static int print_status(const char *path)
            (unsigned long long)resp.u.stats.dups_rx,
            (unsigned long long)resp.u.stats.roce_errors,
            (unsigned long long)resp.u.stats.drops,
+           (unsigned long long)resp.u.stats.bad_drops,
            (unsigned long long)resp.u.stats.credit_waits,
            (unsigned long long)resp.u.stats.raw_in);
     return 0;

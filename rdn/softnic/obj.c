@@ -212,6 +212,7 @@ int sn_qp_create(struct sn_dev *d, int fd, const struct sn_ctl_req *req,
     qp->rc_ipsn &= 0xffffffu;
     sn_list_init(&qp->run);
     sn_list_init(&qp->wait);
+    sn_list_init(&qp->dirty);
     qp->sh->state = RNIC_QPS_RESET;
     sn_list_add_tail(&d->qps, &qp->node);
     store_release(&e->qps[idx], qp);

@@ -175,6 +175,7 @@ static int sn_recv_scatter(struct sn_thread *t, struct sn_qp *qp,
     const struct mlx5_data_seg *seg =
         (const void *)(qp->rq + (size_t)slot * qp->rq_stride);
     struct mlx5_data_seg segs[MLX5_RECV_MAX_SGE];
+    const struct sn_mr *mr = NULL;
     uint64_t off = 0, len = p->h.len;
     uint32_t n;
 
@@ -189,12 +190,13 @@ static int sn_recv_scatter(struct sn_thread *t, struct sn_qp *qp,
         if (lkey == MLX5_INVALID_LKEY)
             break;
         cnt = room < len - off ? room : len - off;
-        dst = sn_xlate(t->eng, qp->dev, lkey, be64_to_cpu(segs[n].addr), cnt,
-                       RNIC_ACCESS_LOCAL_WRITE);
+        mr = sn_mr_lookup_next(t->eng, qp->dev, lkey, mr);
+        dst = sn_mr_addr(mr, be64_to_cpu(segs[n].addr), cnt,
+                         RNIC_ACCESS_LOCAL_WRITE);
         if (!dst)
             return RNIC_WC_LOC_PROT_ERR;
         memcpy(dst, p->data + off, cnt);
-        sn_mr_stored(t->eng, lkey, be64_to_cpu(segs[n].addr), cnt);
+        sn_mr_stored_mr(t, mr, be64_to_cpu(segs[n].addr), cnt);
         off += cnt;
     }
     return off < len ? RNIC_WC_LOC_LEN_ERR : 0;
@@ -243,7 +245,7 @@ static bool sn_resp_write(struct sn_thread *t, struct sn_qp *qp,
         return true;
     }
     memcpy(dst, p->data, p->h.len);
-    sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, p->h.len);
+    sn_mr_stored(t, p->h.rkey, p->h.raddr, p->h.len);
     if (imm)
         sn_recv_complete(t, qp, p, RNIC_WC_RECV_RDMA_IMM, 0, p->h.len);
     sn_respond(t, qp, p, SN_PKT_ACK, 0, NULL, 0, sn_arrival(t, p));
@@ -301,7 +303,7 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
     } else {
         old = fetch_add_seq_cst(target, p->h.swap_add);
     }
-    sn_mr_stored(t->eng, p->h.rkey, p->h.raddr, 8);
+    sn_mr_stored(t, p->h.rkey, p->h.raddr, 8);
     sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8,
                sn_atomic_done(t, qp, p));
 }

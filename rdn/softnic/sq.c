@@ -32,21 +32,66 @@ static inline uint64_t sn_max64(uint64_t a, uint64_t b)
 
 /* ---- reading WQEs ----------------------------------------------------- */
 
-/* Copies len bytes of the WQE at block bb (snapshot if prefetched). */
-static void sn_sq_copy(const struct sn_qp *qp, uint32_t bb, uint8_t *dst,
-                       size_t len)
+/*
+ * Copies len bytes of the WQE at block bb, from byte off of that block on
+ * (off < 64), from the snapshot where prefetched: one memcpy per
+ * contiguous run of the ring (or of the snapshot).
+ */
+static void sn_sq_copy(const struct sn_qp *qp, uint32_t bb, uint32_t off,
+                       uint8_t *dst, size_t len)
 {
     while (len) {
-        size_t n = len < MLX5_SEND_WQE_BB ? len : MLX5_SEND_WQE_BB;
-        size_t off = (size_t)(bb & (qp->sq_cnt - 1)) * MLX5_SEND_WQE_BB;
-        const uint8_t *src = qp->shadow && (int32_t)(bb - qp->fetched) < 0
-                                 ? qp->shadow + off
-                                 : qp->sq + off;
+        uint32_t slot = bb & (qp->sq_cnt - 1);
+        uint32_t run = qp->sq_cnt - slot; /* blocks to the ring's end */
+        const uint8_t *base = qp->sq;
+        size_t n;
 
-        memcpy(dst, src, n);
+        if (qp->shadow && (int32_t)(bb - qp->fetched) < 0) {
+            base = qp->shadow;
+            if (qp->fetched - bb < run)
+                run = qp->fetched - bb;
+        }
+        n = (size_t)run * MLX5_SEND_WQE_BB - off;
+        if (n > len)
+            n = len;
+        memcpy(dst, base + (size_t)slot * MLX5_SEND_WQE_BB + off, n);
         dst += n;
         len -= n;
-        bb++;
+        bb += run;
+        off = 0;
+    }
+}
+
+/*
+ * sn_sq_copy() with the common case inline: no snapshot, no wrap, at most
+ * three segments (the rest of a one-block WQE). Copies of a constant size
+ * are a few moves; the compiler makes one of variable size a string copy,
+ * whose start alone takes longer.
+ */
+static inline void sn_sq_read(const struct sn_qp *qp, uint32_t bb, uint32_t off,
+                              uint8_t *dst, size_t len)
+{
+    size_t at = (size_t)(bb & (qp->sq_cnt - 1)) * MLX5_SEND_WQE_BB + off;
+    const uint8_t *src = qp->sq + at;
+
+    if (qp->shadow || at + len > (size_t)qp->sq_cnt * MLX5_SEND_WQE_BB) {
+        sn_sq_copy(qp, bb, off, dst, len);
+        return;
+    }
+    switch (len) {
+    case 0:
+        break;
+    case MLX5_SEND_WQE_DS:
+        memcpy(dst, src, MLX5_SEND_WQE_DS);
+        break;
+    case 2 * MLX5_SEND_WQE_DS:
+        memcpy(dst, src, 2 * MLX5_SEND_WQE_DS);
+        break;
+    case 3 * MLX5_SEND_WQE_DS:
+        memcpy(dst, src, 3 * MLX5_SEND_WQE_DS);
+        break;
+    default:
+        sn_sq_copy(qp, bb, off, dst, len);
     }
 }
 
@@ -208,7 +253,7 @@ static void sn_sq_flush(struct sn_thread *t, struct sn_qp *qp)
         struct sn_out o = {.status = RNIC_WC_WR_FLUSH_ERR};
         uint32_t nbb;
 
-        sn_sq_copy(qp, qp->ci, (uint8_t *)&c, sizeof(c));
+        sn_sq_copy(qp, qp->ci, 0, (uint8_t *)&c, sizeof(c));
         nbb = (mlx5_ctrl_ds(&c) * 16u + 63) / 64;
         if (nbb == 0 || nbb > qp->limit - qp->ci)
             nbb = 1;
@@ -223,6 +268,8 @@ static void sn_sq_flush(struct sn_thread *t, struct sn_qp *qp)
 }
 
 /* ---- executing WQEs --------------------------------------------------- */
+
+static void sn_qp_update_limit(struct sn_thread *t, struct sn_qp *qp);
 
 /* A WQE being executed: its private copy and decoded control fields. */
 struct sn_wqe {
@@ -252,6 +299,8 @@ static int sn_gather(struct sn_thread *t, struct sn_qp *qp,
                      const struct sn_wqe *w, unsigned first,
                      const uint8_t **ptr, uint32_t *len, uint64_t *total)
 {
+    const struct sn_mr *mr = NULL;
+
     *total = 0;
     for (unsigned s = first; s < w->ds; s++) {
         const struct mlx5_data_seg *d = sn_wqe_dseg(w, s);
@@ -263,8 +312,8 @@ static int sn_gather(struct sn_thread *t, struct sn_qp *qp,
         *total += n;
         if (*total > SN_MAX_MSG)
             return RNIC_WC_LOC_LEN_ERR;
-        ptr[s - first] = sn_xlate(t->eng, qp->dev, be32_to_cpu(d->lkey),
-                                  be64_to_cpu(d->addr), n, 0);
+        mr = sn_mr_lookup_next(t->eng, qp->dev, be32_to_cpu(d->lkey), mr);
+        ptr[s - first] = sn_mr_addr(mr, be64_to_cpu(d->addr), n, 0);
         if (!ptr[s - first])
             return RNIC_WC_LOC_PROT_ERR;
         len[s - first] = (uint32_t)n;
@@ -277,6 +326,8 @@ static int sn_scatter_list(struct sn_thread *t, struct sn_qp *qp,
                            const struct sn_wqe *w, unsigned first,
                            struct sn_rd *rd, uint64_t *total)
 {
+    const struct sn_mr *mr = NULL;
+
     *total = 0;
     rd->nsge = w->ds - first;
     for (unsigned s = first; s < w->ds; s++) {
@@ -292,8 +343,8 @@ static int sn_scatter_list(struct sn_thread *t, struct sn_qp *qp,
         *total += sn_dseg_len(bc);
         if (*total > SN_MAX_MSG)
             return RNIC_WC_LOC_LEN_ERR;
-        if (!sn_xlate(t->eng, qp->dev, r->lkey, r->addr, sn_dseg_len(bc),
-                      RNIC_ACCESS_LOCAL_WRITE))
+        mr = sn_mr_lookup_next(t->eng, qp->dev, r->lkey, mr);
+        if (!sn_mr_addr(mr, r->addr, sn_dseg_len(bc), RNIC_ACCESS_LOCAL_WRITE))
             return RNIC_WC_LOC_PROT_ERR;
     }
     return 0;
@@ -427,9 +478,13 @@ static void sn_raise(uint32_t *limit, uint32_t idx)
     } while (!cas_release(limit, &cur, want));
 }
 
-/* SEND_EN / RECV_EN: raise the managed queue's limit and poke it. */
+/*
+ * SEND_EN / RECV_EN: raise the managed queue's limit and poke it. A
+ * SEND_EN of the queue itself sets *self instead: the queue is running
+ * and reads its new limit as soon as this WQE is done.
+ */
 static int sn_op_enable(struct sn_thread *t, struct sn_qp *qp,
-                        const struct sn_wqe *w)
+                        const struct sn_wqe *w, bool *self)
 {
     const struct mlx5_wait_en_seg *s = (const void *)(w->b + 16);
     struct sn_qp *q = sn_qp_lookup(t->eng, be32_to_cpu(s->obj_num));
@@ -443,10 +498,12 @@ static int sn_op_enable(struct sn_thread *t, struct sn_qp *qp,
     if (qp->dev->tm.timed)
         store_relaxed(&q->en_ns, w->end);
     sn_raise(send ? &q->en_req : &q->rq_en, be32_to_cpu(s->index));
-    if (q->thr == t && q != qp)
+    if (q == qp && send)
+        *self = true; /* the caller takes the new limit after this WQE */
+    else if (q->thr == t && q != qp)
         sn_qp_dirty(t, q); /* ours: no need to go through the mailbox */
     else
-        sn_poke_qp(t->eng->ctl, q->thr->idx, q->idx);
+        sn_poke(t, q);
     return 0;
 }
 
@@ -467,7 +524,8 @@ static bool sn_op_wait(struct sn_thread *t, struct sn_qp *qp, struct sn_wqe *w,
     qp->wait_idx = be32_to_cpu(s->index);
     if ((int32_t)(sn_cq_count(cq) - qp->wait_idx) < 0) {
         sn_wait_register(t, qp, cq);
-        if ((int32_t)(sn_cq_count(cq) - qp->wait_idx) < 0) {
+        /* seq_cst after the waiters bit: pairs with sn_cq_push()'s fence */
+        if ((int32_t)((uint32_t)load_seq_cst(&cq->count) - qp->wait_idx) < 0) {
             qp->block = SN_BLK_WAIT;
             qp->wait_fetch_ns = qp->dev->trace ? sn_now_ns() : 0;
             qp->wait_nbb = w->nbb;
@@ -550,7 +608,7 @@ static int sn_fetch(struct sn_qp *qp, struct sn_wqe *w)
 {
     const struct mlx5_ctrl_seg *c = (const void *)w->b;
 
-    sn_sq_copy(qp, qp->ci, w->b, MLX5_SEND_WQE_DS);
+    sn_sq_read(qp, qp->ci, 0, w->b, MLX5_SEND_WQE_DS);
     w->opcode = mlx5_ctrl_opcode(c);
     w->ds = mlx5_ctrl_ds(c);
     w->flags = c->fm_ce_se;
@@ -559,7 +617,9 @@ static int sn_fetch(struct sn_qp *qp, struct sn_wqe *w)
         w->nbb = 1;
         return RNIC_WC_LOC_QP_OP_ERR;
     }
-    sn_sq_copy(qp, qp->ci, w->b, w->ds * 16u);
+    if (w->opcode != MLX5_OPCODE_NOP) /* a NOP reads no segment */
+        sn_sq_read(qp, qp->ci, MLX5_SEND_WQE_DS, w->b + MLX5_SEND_WQE_DS,
+                   (w->ds - 1u) * MLX5_SEND_WQE_DS);
     return 0;
 }
 
@@ -636,10 +696,15 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
         sn_out_end(t, qp, o, w.nbb, st, false, w.end);
         return SN_STEP_DONE;
     case MLX5_OPCODE_SEND_EN:
-    case MLX5_OPCODE_RECV_EN:
-        st = sn_op_enable(t, qp, &w);
+    case MLX5_OPCODE_RECV_EN: {
+        bool self = false;
+
+        st = sn_op_enable(t, qp, &w, &self);
         sn_out_end(t, qp, o, w.nbb, st, true, w.end);
+        if (self && !st)
+            sn_qp_update_limit(t, qp);
         return SN_STEP_DONE;
+    }
     case MLX5_OPCODE_WAIT:
         if (sn_op_wait(t, qp, &w, &st))
             return SN_STEP_BLOCKED;
@@ -726,6 +791,7 @@ static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
                            const struct sn_rd *rd, const uint8_t *data,
                            uint64_t len)
 {
+    const struct sn_mr *mr = NULL;
     uint64_t off = 0;
 
     for (uint32_t i = 0; i < rd->nsge && off < len; i++) {
@@ -735,12 +801,12 @@ static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
 
         if (n > len - off)
             n = len - off;
-        dst = sn_xlate(t->eng, qp->dev, s->lkey, s->addr, n,
-                       RNIC_ACCESS_LOCAL_WRITE);
+        mr = sn_mr_lookup_next(t->eng, qp->dev, s->lkey, mr);
+        dst = sn_mr_addr(mr, s->addr, n, RNIC_ACCESS_LOCAL_WRITE);
         if (!dst)
             return RNIC_WC_LOC_PROT_ERR;
         memcpy(dst, data + off, n);
-        sn_mr_stored(t->eng, s->lkey, s->addr, n);
+        sn_mr_stored_mr(t, mr, s->addr, n);
         off += n;
     }
     return 0;
@@ -786,6 +852,10 @@ void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp)
     if (qp->in_run) {
         sn_list_del(&qp->run);
         qp->in_run = false;
+    }
+    if (qp->in_dirty) {
+        sn_list_del(&qp->dirty);
+        qp->in_dirty = false;
     }
     sn_wait_unregister(t, qp);
     sn_timer_cancel(t, &qp->tm);
