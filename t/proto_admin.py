@@ -543,9 +543,21 @@ def pipelined_dump(program, args):
     c.send(b"version\r\nlru_crawler metadump all\r\nversion\r\n")
     out = c.line() + c.line() + c.line()
     c.send(b"lru_crawler metadump all\r\n")
-    out += mask(c.line())  # the item line and END
+    dump = c.line()  # the item line and END
     srv.stop()
-    return out
+    # memcached's crawler may meet an item twice (its LRU maintainer
+    # moves it between sub-LRUs mid-crawl): compared as a set of lines,
+    # with how often "a" came counted apart.
+    lines = dump.split(b"\n")
+    return out + mask(b"\n".join(sorted(set(lines[:-1])) + lines[-1:])), \
+        dump.count(b"key=a ")
+
+
+def test_metadump_pipelined(t):
+    ours, n = pipelined_dump(None, [])
+    ref, _ = pipelined_dump(REFERENCE, ["-l", "127.0.0.1"])
+    t.eq("metadump pipelined as memcached", ours, ref)
+    t.eq("metadump lists the item once", n, 1)
 
 
 def udp_dump(program, args):
@@ -568,10 +580,9 @@ def udp_dump(program, args):
     return got
 
 
-def test_metadump_pipeline_udp(t):
-    for what, fn in (("pipelined", pipelined_dump), ("over UDP", udp_dump)):
-        t.eq("metadump %s as memcached" % what, fn(None, []),
-             fn(REFERENCE, ["-l", "127.0.0.1"]))
+def test_metadump_udp(t):
+    t.eq("metadump over UDP as memcached", udp_dump(None, []),
+         udp_dump(REFERENCE, ["-l", "127.0.0.1"]))
 
 
 def test_metadump_many(t):
@@ -586,7 +597,14 @@ def test_metadump_many(t):
             c.send(b"set key:%d %d %d %d noreply\r\n%s\r\n"
                    % (i, i % 3, 0 if i % 2 else 1000, len(v), v))
         ask(c, b"version\r\n")
-        dump = ask(c, b"lru_crawler metadump all\r\n")
+        # memcached's dump may repeat or miss an item its LRU maintainer
+        # moves mid-crawl: its dump is asked again (at most three times)
+        # until it names each of the 600 once. Ours is asked once.
+        for _ in range(3 if program else 1):
+            dump = ask(c, b"lru_crawler metadump all\r\n")
+            keys = re.findall(rb"^key=(\S+) ", dump, re.M)
+            if len(keys) == 600 and len(set(keys)) == 600:
+                break
         dumps.append(sorted(mask(re.sub(rb" cls=\d+", b"", dump)).split(
             b"\n")))
         srv.stop()
@@ -686,7 +704,8 @@ def main():
     t.run(test_automove)
     t.run(test_metadump_many)
     t.run(test_metadump_streams)
-    t.run(test_metadump_pipeline_udp)
+    t.run(test_metadump_pipelined)
+    t.run(test_metadump_udp)
     t.run(test_flags)
     t.run(test_help_lists_memcached_options)
     t.finish()
