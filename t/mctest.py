@@ -68,7 +68,11 @@ class Server:
             else:
                 cmd += ["-p", str(self.port)]
             if udp:
-                self.udp_port = free_port(socket.SOCK_DGRAM)
+                # The TCP port's number: UDP sockets with SO_REUSEADDR (ours
+                # and memcached's) may share a port unnoticed, so two servers
+                # of tests running side by side could take one another's
+                # datagrams; a TCP listener's port is its own.
+                self.udp_port = self.port
                 cmd += ["-U", str(self.udp_port)]
             self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.PIPE)

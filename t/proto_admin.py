@@ -436,6 +436,11 @@ def automove_evict(program, args):
     st = c.stats()
     out = [before > 4, pages_of(c, 1), int(st.get("slabs_moved")) >= before - 1,
            int(st.get("evictions")) > 0]
+    if out[1] != 1:  # what the mover was doing, for the log
+        print("automove 2: class 1 kept %d of %d pages after %d sets: %s"
+              % (out[1], before, i, {k: v for k, v in st.items()
+                                     if k.startswith("slab") or
+                                     k in ("evictions", "curr_items")}))
     srv.stop()
     return out
 
