@@ -240,7 +240,8 @@ enum chain_wr_flags {
     CHAIN_SIGNALED = MLX5_WQE_CTRL_CQ_UPDATE, /* produce a completion */
     CHAIN_FENCE = MLX5_WQE_CTRL_FENCE,        /* after prior READ/atomics */
     CHAIN_SOLICITED = MLX5_WQE_CTRL_SOLICITED,
-    CHAIN_ID48 = 0x100, /* ctrl id bits from wr.id48, not index/qpn */
+    CHAIN_ID48 = 0x100,  /* ctrl id bits from wr.id48, not index/qpn */
+    CHAIN_QUIET = 0x200, /* chain_if_post(): an unsignaled CAS */
 };
 
 /*
@@ -460,7 +461,10 @@ struct chain_if {
  * Posts the conditional WQE wr on managed queue tgt, with x in its id bits
  * (armed or disarmed as mode says), and on ctl (a cross-channel queue whose
  * RDMA reaches tgt's ring) a signaled CAS that flips it when its id bits
- * equal y. Nothing is enabled: follow with chain_guard().
+ * equal y. Nothing is enabled: follow with chain_guard(), or with a
+ * FENCEd SEND_EN of tgt on ctl, which runs once the CAS completed and so
+ * needs no completion to WAIT for: cas_flags CHAIN_QUIET leaves the CAS
+ * unsignaled.
  * Rewriting the operands at run time (the "copy" of the paper's cost):
  *   x (chain_id48_sges() on out->target) at any time before the CAS runs,
  *     e.g. by a READ on ctl just before it, with cas_flags CHAIN_FENCE:
@@ -561,7 +565,7 @@ int chain_unrolled_finish(struct chain_unrolled *l);
  * WAIT counts are compared modulo 2^32 and enable indexes modulo 2^16, as
  * the NIC does.
  */
-#define CHAIN_LAP_SGES 8
+#define CHAIN_LAP_SGES 7
 /* Returns the counter value (or increment) for a WAIT count and an enable
  * index: bytes 0-3 the count, bytes 6-7 the index's low 16 bits. */
 uint64_t chain_lap_counter(uint32_t wait_count, uint32_t en_index);
@@ -569,6 +573,19 @@ uint64_t chain_lap_counter(uint32_t wait_count, uint32_t en_index);
  * count and en's index (the gap bytes go to sink). */
 void chain_lap_sges(const struct chain_wqe *wait, const struct chain_wqe *en,
                     struct chain_loc sink, struct rnic_sge out[CHAIN_LAP_SGES]);
+/*
+ * The same for one or two enables that no WAIT precedes (a FENCEd SEND_EN
+ * runs once the READs and atomics before it completed, so it needs no
+ * count): chain_en_lap_counter(lo index, hi index) has the low 16 bits of
+ * lo's index in bytes 0-1 and of hi's in bytes 6-7, and
+ * chain_en_lap_sges() copies them into lo's and, unless hi is NULL, hi's
+ * index. Returns the number of entries written (3 without hi, else 5).
+ */
+#define CHAIN_EN_LAP_SGES 5
+uint64_t chain_en_lap_counter(uint32_t lo_index, uint32_t hi_index);
+unsigned chain_en_lap_sges(const struct chain_wqe *lo,
+                           const struct chain_wqe *hi, struct chain_loc sink,
+                           struct rnic_sge out[CHAIN_EN_LAP_SGES]);
 /* Posts NOPs filling exactly nbb WQEBBs (up to 7 per WQE). Returns 0 or
  * chain_post()'s error (-ENOSPC: the ring is full). */
 int chain_pad(struct chain_q *q, uint32_t nbb);

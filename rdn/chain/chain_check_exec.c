@@ -168,8 +168,13 @@ static uint32_t consume_recv(struct chain_check *c, struct ck_q *k,
 {
     struct chain_recv *r = &k->q->recvs[k->rq_next % k->q->rq_size];
     unsigned qi = qi_of(c, k);
-    uint32_t deps[2] = {k->last_recv, cause}, ev, off = 0;
+    uint32_t deps[2] = {k->last_recv, cause}, ev, off = 0, start = cause;
 
+    /* A message from outside arrives at no known time, but after the QP's
+     * previous one (RC delivers in order): its writes follow that
+     * receive's. */
+    if (outside)
+        start = k->last_recv > EV_UNKNOWN ? k->last_recv : EV_UNKNOWN;
     ev = ck_new_event(c, TH_RECV(qi), deps, cause ? 2 : 1);
     for (unsigned i = 0; i < r->n && off < len; i++) {
         uint32_t n =
@@ -186,16 +191,15 @@ static uint32_t consume_recv(struct chain_check *c, struct ck_q *k,
         }
         memcpy(s, data + off, n);
         if (GROW(c, c->acc, c->nacc, c->capacc))
-            c->acc[c->nacc++] =
-                (struct ck_acc){.lo = r->sge[i].addr,
-                                .hi = r->sge[i].addr + n,
-                                .start = outside ? EV_UNKNOWN : cause,
-                                .end = ev,
-                                .index = k->rq_next,
-                                .kind = ACC_W,
-                                .qi = (uint8_t)qi,
-                                .sink = sink,
-                                .recv = true};
+            c->acc[c->nacc++] = (struct ck_acc){.lo = r->sge[i].addr,
+                                                .hi = r->sge[i].addr + n,
+                                                .start = start,
+                                                .end = ev,
+                                                .index = k->rq_next,
+                                                .kind = ACC_W,
+                                                .qi = (uint8_t)qi,
+                                                .sink = sink,
+                                                .recv = true};
         off += n;
     }
     k->last_recv = ev;

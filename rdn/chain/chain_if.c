@@ -54,10 +54,12 @@ int chain_if_post(struct chain_q *ctl, struct chain_q *tgt,
         out->disarmed = chain_ctrl_word(MLX5_OPCODE_NOP, out->target.ds, y);
     }
     chain_field(&out->target, CHAIN_F_CTRL, 0, &ctrl);
+    cas_flags = (cas_flags & CHAIN_QUIET) ? cas_flags & ~CHAIN_QUIET
+                                          : cas_flags | CHAIN_SIGNALED;
     return chain_cas(ctl, ctrl,
                      mode == CHAIN_IF_ARM ? out->disarmed : out->armed,
                      mode == CHAIN_IF_ARM ? out->armed : out->disarmed, NULL,
-                     cas_flags | CHAIN_SIGNALED, &out->cas);
+                     cas_flags, &out->cas);
 }
 
 int chain_guard(struct chain_q *ctl, struct chain_q *tgt)
