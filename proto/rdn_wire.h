@@ -32,7 +32,8 @@
  * One GET: the client SENDs a struct rdn_get_req on its QP. The server's
  * pre-posted receive scatters its fields straight into the WQEs of the
  * chain (bucket addresses into two READs, the compare operands into the
- * CASes, one per slot, the request id into the closing WRITE_IMM). The
+ * CASes, one per slot, the request id into the closing WRITE_IMM, the
+ * receive count into the receive queue's doorbell record). The
  * chain reads both candidate buckets; a slot whose match word equals the
  * compare operand becomes an RDMA WRITE of the whole item into the response
  * slot the request uses; then one WRITE_IMM writes the server's generation word
@@ -55,7 +56,7 @@
 #include "proto/table.h"
 
 #define RDN_WIRE_MAGIC   0x314e4452u /* "RDN1" as little-endian bytes */
-#define RDN_WIRE_VERSION 3
+#define RDN_WIRE_VERSION 4
 #define RDN_WIRE_MAX_MSG (64 * 1024) /* largest payload accepted */
 #define RDN_QP_ADDR_LEN  32          /* struct rnic_addr */
 
@@ -121,8 +122,8 @@ struct rdn_welcome {
     uint32_t client_id; /* the server's name for this client (stats rdn) */
     uint32_t depth;     /* slots granted, <= requested; a power of two */
     uint32_t slot_min;  /* smallest slot size the server accepts */
-    uint32_t rsvd;
-    uint64_t token; /* random: proves who sends a RESUME */
+    uint32_t rq_window; /* receives ahead, >= depth: see rdn_get_req */
+    uint64_t token;     /* random: proves who sends a RESUME */
 };
 
 struct rdn_reject {
@@ -179,15 +180,21 @@ _Static_assert(sizeof(struct rdn_resume) == 16, "rdn_resume is 16 B");
  * The SEND of one GET. Big-endian fields are copied by the server NIC into
  * big-endian WQE fields as they are. compare[i] is the big-endian image of
  * rdn_slot_match(fp): the CAS compares it with the 8 bytes of the match
- * word the READ put on a response WQE.
+ * word the READ put on a response WQE. rq_db of request n is n + 1 +
+ * the welcome's rq_window: the NIC stores it as the receive queue's
+ * doorbell record, which makes the receive of request n + rq_window
+ * available (so the chain needs no WQE of its own to re-post it). Another
+ * value costs only the client that sends it: its later requests wait for
+ * a receive (RNR) or garble its own answers.
  */
 struct rdn_get_req {
     be64 bucket_addr[2];       /* candidate buckets 1 and 2 */
     be64 compare[RDN_REQ_CMP]; /* see above */
     be32 req_id;               /* the WRITE_IMM's immediate */
+    be32 rq_db;                /* see above */
 } __attribute__((packed));
 
-_Static_assert(sizeof(struct rdn_get_req) == 52, "rdn_get_req is 52 B");
+_Static_assert(sizeof(struct rdn_get_req) == 56, "rdn_get_req is 56 B");
 
 /*
  * Response slot: the generation word, then (on a hit) the item. Before

@@ -414,6 +414,7 @@ static void bare_open(struct bare *b, int post_recvs)
     }
     b->geo = w.geo;
     b->nic.depth = w.depth;
+    b->nic.rq_window = w.rq_window;
     if (post_recvs) {
         if (ofl_client_connect(&b->nic, w.qp_addr) < 0)
             exit(2);
@@ -489,6 +490,7 @@ static void fill_req(struct bare *b, const char *key, struct rdn_get_req *r)
     for (int i = 0; i < RDN_REQ_CMP; i++)
         r->compare[i] = cmp;
     r->req_id = cpu_to_be32((uint32_t)b->nic.sent);
+    r->rq_db = cpu_to_be32((uint32_t)(b->nic.sent + 1 + b->nic.rq_window));
 }
 
 static int hostile(const char *kind)

@@ -571,6 +571,7 @@ START_TEST(librdn_client)
     ck_assert_int_eq(ofl_client_hello(&c, &h), 0);
     ck_assert_int_eq(rnic_qp_addr(srv, &sa), 0);
     ck_assert_int_eq(rnic_connect(srv, (const struct rnic_addr *)h.qp_addr), 0);
+    c.rq_window = 16;
     ck_assert_int_eq(ofl_client_connect(&c, sa.bytes), 0);
     for (uint32_t i = 0; i < 4; i++) {
         const char *key = reqs[i].key ? reqs[i].key : "absent";
@@ -587,6 +588,7 @@ START_TEST(librdn_client)
         ck_assert_int_eq(wc.status, RNIC_WC_SUCCESS);
         ck_assert_uint_eq(wc.byte_len, sizeof(*r));
         ck_assert_uint_eq(be32_to_cpu(r->req_id), i);
+        ck_assert_uint_eq(be32_to_cpu(r->rq_db), i + 1 + 16);
         answer(srv, &h, &g, i, reqs[i].key, reqs[i].nbytes);
         ck_assert_int_eq(ofl_client_wait(&c, WAIT_MS, &n), 1);
         ck_assert_uint_eq(n, i);

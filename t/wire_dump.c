@@ -116,7 +116,7 @@ static void wire(void)
     FIELD(rdn_welcome, client_id);
     FIELD(rdn_welcome, depth);
     FIELD(rdn_welcome, slot_min);
-    FIELD(rdn_welcome, rsvd);
+    FIELD(rdn_welcome, rq_window);
     FIELD(rdn_welcome, token);
 
     STRUCT(rdn_reject);
@@ -136,6 +136,7 @@ static void wire(void)
     FIELD_BE_ARRAY(rdn_get_req, bucket_addr);
     FIELD_BE_ARRAY(rdn_get_req, compare);
     FIELD_BE(rdn_get_req, req_id);
+    FIELD_BE(rdn_get_req, rq_db);
 }
 
 /* What the NIC reads and sends: the table and the item. */

@@ -591,6 +591,7 @@ static int rig_pipe(struct probe_ctx *c, struct get_rig *r)
         snprintf(c->detail, sizeof(c->detail), "pipeline: %s", ofl_errmsg());
         return rc;
     }
+    r->cli.rq_window = cfg.iters;
     rc = ofl_client_connect(&r->cli, sa.bytes);
     if (rc < 0)
         return fail(c, rc, "client connect");

@@ -115,8 +115,9 @@ static int reap_sends(struct ofl_client *c)
     return n < 0 ? n : 0;
 }
 
-static void fill_req(struct rdn_get_req *r, const struct rdn_geometry *g,
-                     const struct rdn_keyhash *kh, uint32_t id)
+static void fill_req(const struct ofl_client *c, struct rdn_get_req *r,
+                     const struct rdn_geometry *g, const struct rdn_keyhash *kh,
+                     uint64_t n)
 {
     be64 cmp = cpu_to_be64(rdn_slot_match(kh->fp));
 
@@ -124,7 +125,8 @@ static void fill_req(struct rdn_get_req *r, const struct rdn_geometry *g,
     r->bucket_addr[1] = cpu_to_be64(rdn_bucket_addr(g, kh->bucket2));
     for (unsigned i = 0; i < RDN_REQ_CMP; i++)
         r->compare[i] = cmp;
-    r->req_id = cpu_to_be32(id);
+    r->req_id = cpu_to_be32((uint32_t)n);
+    r->rq_db = cpu_to_be32((uint32_t)(n + 1 + c->rq_window));
 }
 
 int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,
@@ -150,7 +152,7 @@ int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,
     memset(slot, 0, RDN_RESP_ITEM_OFF + sizeof(struct rdn_item));
     ((struct rdn_item *)(slot + RDN_RESP_ITEM_OFF))->stamp = RDN_RESP_UNTOUCHED;
     r = (struct rdn_get_req *)(c->reqs.ptr + (n & (c->depth - 1)) * sizeof(*r));
-    fill_req(r, g, kh, (uint32_t)n);
+    fill_req(c, r, g, kh, n);
     s = chain_loc_sge(
         chain_buf_loc(&c->reqs, (uint8_t *)r - c->reqs.ptr, sizeof(*r)));
     rc = chain_send(&c->q, &s, 1, CHAIN_SIGNALED, NULL);

@@ -28,8 +28,9 @@ struct ofl_client {
     struct chain_buf slots; /* depth * slot_size, remote write */
     struct chain_buf reqs;  /* depth request buffers */
     uint32_t depth, slot_size;
-    uint64_t sent;     /* requests sent */
-    uint64_t answered; /* answers received */
+    uint32_t rq_window; /* the welcome's: each request's rq_db */
+    uint64_t sent;      /* requests sent */
+    uint64_t answered;  /* answers received */
 };
 
 /*
@@ -50,8 +51,8 @@ int ofl_client_hello(const struct ofl_client *c, struct rdn_hello *h);
 /*
  * Connects to the server's client-facing QP (the WELCOME's address) and
  * posts one receive per slot for the answers' WRITE_IMMs. Set c->depth to
- * the depth the server granted first. Returns 0 or the rnic_connect() /
- * chain_post_recv() error.
+ * the depth the server granted and c->rq_window to its window first.
+ * Returns 0 or the rnic_connect() / chain_post_recv() error.
  */
 int ofl_client_connect(struct ofl_client *c,
                        const uint8_t addr[RDN_QP_ADDR_LEN]);

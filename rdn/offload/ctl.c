@@ -260,6 +260,7 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     w.client_id = c->id;
     w.depth = c->depth;
     w.slot_min = (uint32_t)rdn_resp_slot_size(o->cfg.item_size_max);
+    w.rq_window = o->cfg.iters;
     w.token = c->token;
     ofl_log(o, "client %u (%s) connected, depth %u, RDMA address %s", c->id,
             c->peer, c->depth, addr_str(&mine, where, sizeof(where)));

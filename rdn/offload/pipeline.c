@@ -34,7 +34,7 @@ const char *ofl_errmsg(void)
 }
 
 #define OFL_READ_DS   (2 + 2 * RDN_BUCKET_SLOTS) /* ctrl, raddr, scatter */
-#define OFL_RECV_SGE  (2 + OFL_RESP_WQES + 1)    /* see post_recv() */
+#define OFL_RECV_SGE  (2 + OFL_RESP_WQES + 2)    /* see post_recv() */
 #define OFL_WORKER_CQ 64 /* WAITs read the worker's CQ; nobody polls */
 #define OFL_HEAD      2  /* WQEBBs of a worker unit's head */
 #define OFL_IMM_OFF   OFL_RESP_WQES /* WQEBB of the WRITE_IMM in a unit */
@@ -49,21 +49,24 @@ _Static_assert(OFL_RECV_SGE <= MLX5_RECV_MAX_SGE, "receive scatter list");
 _Static_assert(2 * RDN_BUCKET_SLOTS <= CHAIN_MAX_SGE, "READ scatter list");
 
 /*
- * The WAIT + SEND_EN pairs of a worker unit, each with its lap counter:
- * the head (the request arrived: run this unit), the middle (bucket 1's
- * CASes are done: release its response WQEs) and the tail (all CASes
- * are done: release the rest of the response unit). A pair per slot would
- * release the first WQE sooner, but its patch WQEs cost more than that
- * gains: the worker and the response queue share the NIC's time.
+ * A worker unit's enables and their lap counters. The head (a WAIT for the
+ * request, then a SEND_EN of the worker itself) moves with OFL_HEAD_CTR.
+ * The releases of the response WQEs are SEND_ENs of resp with a FENCE:
+ * the NIC runs them once every CAS before them completed, so they need no
+ * WAIT and no signaled CAS; their indexes move with OFL_REL_CTR. With
+ * cfg.seq there are two (bucket 1's WQEs, then the rest), else one.
  */
-enum { OFL_HEAD_PAIR, OFL_MID_PAIR, OFL_TAIL_PAIR, OFL_PAIRS };
+enum { OFL_HEAD_CTR, OFL_REL_CTR, OFL_CTRS };
+enum { OFL_REL_MID, OFL_REL_TAIL, OFL_RELS };
 
-_Static_assert(OFL_PAIRS *CHAIN_LAP_SGES <= CHAIN_MAX_SGE, "counters' READ");
+_Static_assert(CHAIN_LAP_SGES + CHAIN_EN_LAP_SGES <= CHAIN_MAX_SGE,
+               "counters' READ");
 
 /* What building unit i leaves for the counters and the receive. */
 struct ofl_unit {
-    struct chain_wqe wait[OFL_PAIRS], en[OFL_PAIRS];
-    uint64_t ctr0[OFL_PAIRS]; /* each pair's counter in lap 0 */
+    struct chain_wqe wait, en; /* the head */
+    struct chain_wqe rel[OFL_RELS];
+    uint32_t rel_index[OFL_RELS];
     struct chain_wqe read[2], cas[OFL_RESP_WQES], imm;
 };
 
@@ -91,11 +94,11 @@ static struct chain_loc client_loc(const struct ofl_pipe *p, uint64_t addr,
     return l;
 }
 
-/* Returns the lap counter of unit i's pair `pair`. */
+/* Returns lap counter k of unit i. */
 static struct chain_loc counter(const struct ofl_pipe *p, uint32_t i,
-                                unsigned pair)
+                                unsigned k)
 {
-    return chain_buf_loc(&p->ctr, ((size_t)i * OFL_PAIRS + pair) * 8, 8);
+    return chain_buf_loc(&p->ctr, ((size_t)i * OFL_CTRS + k) * 8, 8);
 }
 
 /* ---- building blocks -------------------------------------------------- */
@@ -130,8 +133,8 @@ static int post_resp(struct ofl_pipe *p, uint32_t i, unsigned cas_flags,
     struct chain_if cif;
     int rc;
 
-    rc = chain_if_post(&p->w, &p->resp, &wr, 0, 0, CHAIN_IF_ARM, cas_flags,
-                       &cif);
+    rc = chain_if_post(&p->w, &p->resp, &wr, 0, 0, CHAIN_IF_ARM,
+                       cas_flags | CHAIN_QUIET, &cif);
     if (rc == 0)
         rc = chain_field(&cif.cas, CHAIN_F_COMPARE, 0, &cmp);
     if (rc < 0)
@@ -203,60 +206,64 @@ static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
     return rc;
 }
 
+/* Returns lap 0's value of unit i's release counter (chain.h). */
+static uint64_t rel_counter0(const struct ofl_pipe *p, const struct ofl_unit *u)
+{
+    return p->cfg.seq ? chain_en_lap_counter(u->rel_index[OFL_REL_MID],
+                                             u->rel_index[OFL_REL_TAIL])
+                      : chain_en_lap_counter(u->rel_index[OFL_REL_TAIL], 0);
+}
+
 /*
- * Posts the lap bookkeeping of unit i, after its last WAIT + SEND_EN ran: one
- * FADD per pair moves that pair's counter a lap ahead, then one READ
- * (FENCEd: after the three FADDs) copies the unit's three adjacent
- * counters into the pairs' WAITs and SEND_ENs at once. The head's counter
- * also re-posts the unit's receive through the doorbell record (its new
- * WAIT count, k + 1 + iters, is that receive's number plus one). One READ
- * instead of one per pair keeps the unit within 32 WQEBBs, so no padding
- * NOPs run between two GETs.
+ * Posts the lap bookkeeping of unit i, after its last SEND_EN ran: an FADD
+ * per counter moves it a lap ahead, then one READ (FENCEd: after the
+ * FADDs) copies both counters into the head's WAIT and SEND_EN and into
+ * the releases at once. The unit's receive is re-posted by the request
+ * itself (struct rdn_get_req's rq_db), so no WQE here copies a count into
+ * the doorbell record.
  */
 static int post_patches(struct ofl_pipe *p, uint32_t i,
-                        const struct ofl_unit *u, uint64_t head_inc,
-                        uint64_t resp_inc)
+                        const struct ofl_unit *u)
 {
-    struct rnic_sge sg[OFL_PAIRS * CHAIN_LAP_SGES], db[4];
+    const uint32_t iters = p->cfg.iters, resp_lap = iters * OFL_RESP_UNIT;
+    const uint64_t inc[OFL_CTRS] = {
+        [OFL_HEAD_CTR] =
+            chain_lap_counter(iters, iters * OFL_W_UNIT(p->cfg.seq)),
+        [OFL_REL_CTR] = chain_en_lap_counter(resp_lap, resp_lap),
+    };
+    struct rnic_sge sg[CHAIN_LAP_SGES + CHAIN_EN_LAP_SGES];
+    unsigned n = CHAIN_LAP_SGES;
     int rc = 0;
 
-    for (unsigned k = 0; k < OFL_PAIRS && rc == 0; k++)
-        rc =
-            chain_fadd(&p->w, counter(p, i, k),
-                       k == OFL_HEAD_PAIR ? head_inc : resp_inc, NULL, 0, NULL);
-    for (unsigned k = 0; k < OFL_PAIRS; k++)
-        chain_lap_sges(&u->wait[k], &u->en[k], p->w.sink,
-                       &sg[k * CHAIN_LAP_SGES]);
+    for (unsigned k = 0; k < OFL_CTRS && rc == 0; k++)
+        rc = chain_fadd(&p->w, counter(p, i, k), inc[k], NULL, 0, NULL);
+    chain_lap_sges(&u->wait, &u->en, p->w.sink, sg);
+    n += chain_en_lap_sges(&u->rel[p->cfg.seq ? OFL_REL_MID : OFL_REL_TAIL],
+                           p->cfg.seq ? &u->rel[OFL_REL_TAIL] : NULL, p->w.sink,
+                           &sg[n]);
     if (rc == 0)
         rc = chain_read(
-            &p->w, sg, OFL_PAIRS * CHAIN_LAP_SGES,
-            chain_buf_loc(&p->ctr, (size_t)i * OFL_PAIRS * 8, OFL_PAIRS * 8),
+            &p->w, sg, n,
+            chain_buf_loc(&p->ctr, (size_t)i * OFL_CTRS * 8, OFL_CTRS * 8),
             CHAIN_FENCE, NULL);
-    chain_be32_le_sges(p->resp.rq_db, db);
-    if (rc == 0)
-        rc = chain_read(&p->w, db, 4,
-                        chain_loc_part(counter(p, i, OFL_HEAD_PAIR), 0, 4), 0,
-                        NULL);
     return rc;
 }
 
-/* Posts a WAIT until signaled WQE `after` completed, then a SEND_EN of
- * resp up to index. */
-static int post_release(struct ofl_pipe *p, const struct chain_wqe *after,
-                        uint32_t index, unsigned pair, struct ofl_unit *u)
+/* Posts a FENCEd SEND_EN of resp up to index: it runs once the CASes
+ * posted before it completed. */
+static int post_release(struct ofl_pipe *p, uint32_t index, unsigned which,
+                        struct ofl_unit *u)
 {
-    int rc = chain_wait_wqe(&p->w, after, 0, &u->wait[pair]);
-
-    if (rc == 0)
-        rc = chain_send_en(&p->w, &p->resp, index, 0, &u->en[pair]);
-    u->ctr0[pair] = chain_lap_counter(after->cq_count, index);
-    return rc;
+    u->rel_index[which] = index;
+    return chain_send_en(&p->w, &p->resp, index, CHAIN_FENCE, &u->rel[which]);
 }
 
 /*
  * Searches both buckets at once: both READs in flight, all four CASes
- * issued (the first waits for both READs), then bucket 1's WQEs released
- * once its CASes completed, while bucket 2's may still be in flight.
+ * issued (the first waits for both READs); the tail release follows them.
+ * A release of bucket 1's WQEs alone, once its CASes completed, would
+ * need a WAIT on a signaled CAS and a counter of its own: more NIC work
+ * per GET than the answer's earlier start gains.
  */
 static int lookup_parallel(struct ofl_pipe *p, uint32_t i, uint32_t r0,
                            struct chain_wqe *resp, struct ofl_unit *u)
@@ -269,16 +276,13 @@ static int lookup_parallel(struct ofl_pipe *p, uint32_t i, uint32_t r0,
         rc = post_bucket(p, i, 0, true, resp, u);
     if (rc == 0)
         rc = post_bucket(p, i, 1, false, resp, u);
-    if (rc == 0)
-        rc = post_release(p, &u->cas[RDN_BUCKET_SLOTS - 1],
-                          r0 + RDN_BUCKET_SLOTS, OFL_MID_PAIR, u);
     return rc;
 }
 
 /*
  * Searches the buckets one after the other (RedN-Seq): bucket 1 (READ,
  * CASes, release of its WQEs), and only then bucket 2's READ, which the
- * release's WAIT holds back.
+ * release's FENCE holds back.
  */
 static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
                       struct chain_wqe *resp, struct ofl_unit *u)
@@ -288,8 +292,7 @@ static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
     if (rc == 0)
         rc = post_bucket(p, i, 0, true, resp, u);
     if (rc == 0)
-        rc = post_release(p, &u->cas[RDN_BUCKET_SLOTS - 1],
-                          r0 + RDN_BUCKET_SLOTS, OFL_MID_PAIR, u);
+        rc = post_release(p, r0 + RDN_BUCKET_SLOTS, OFL_REL_MID, u);
     if (rc == 0)
         rc = post_read(p, &u->read[1]);
     if (rc == 0)
@@ -299,63 +302,51 @@ static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 
 /*
  * Posts worker unit i and response unit i, with lap-0 indexes (w_base and
- * r_base are the rings' first indexes). Bucket 1's response WQEs are
- * released once its CASes completed, while bucket 2's are still in flight
- * (the response queue runs one WQE at a time, so it starts early), the
- * rest once all CASes completed: both enables come from this one queue, in
- * ring order, and each follows the CASes of every WQE it releases.
+ * r_base are the rings' first indexes) and sets unit i's counters to lap
+ * 0's values, so their first bump yields lap 1's. The response WQEs are
+ * released once all CASes completed (with cfg.seq, bucket 1's as soon as
+ * its own did).
  */
 static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
                      uint32_t r_base, struct ofl_unit *u)
 {
-    uint32_t iters = p->cfg.iters, w0 = p->w.pi;
-    uint32_t next = w_base + (i + 1) * OFL_W_UNIT + OFL_HEAD;
-    uint32_t r0 = r_base + i * OFL_RESP_UNIT;
-    /* Per lap: the receive CQ gets iters completions and the worker's CQ
-     * one CAS per slot (OFL_RESP_WQES) per unit; each ring moves by its
-     * size. */
-    const uint64_t head_inc = chain_lap_counter(iters, iters * OFL_W_UNIT);
-    const uint64_t resp_inc =
-        chain_lap_counter(iters * OFL_RESP_WQES, iters * OFL_RESP_UNIT);
+    const uint32_t w_unit = OFL_W_UNIT(p->cfg.seq), w0 = p->w.pi;
+    const uint32_t next = w_base + (i + 1) * w_unit + OFL_HEAD;
+    const uint32_t r0 = r_base + i * OFL_RESP_UNIT;
     struct chain_wqe resp[OFL_RESP_WQES];
-    int rc = chain_wait(&p->w, p->resp.rcq, i + 1, 0, &u->wait[OFL_HEAD_PAIR]);
+    uint64_t ctr0[OFL_CTRS];
+    int rc = chain_wait(&p->w, p->resp.rcq, i + 1, 0, &u->wait);
 
     if (rc == 0)
-        rc = chain_send_en(&p->w, &p->w, next, 0, &u->en[OFL_HEAD_PAIR]);
-    u->ctr0[OFL_HEAD_PAIR] = chain_lap_counter(i + 1, next);
+        rc = chain_send_en(&p->w, &p->w, next, 0, &u->en);
     if (rc == 0)
         rc = p->cfg.seq ? lookup_seq(p, i, r0, resp, u)
                         : lookup_parallel(p, i, r0, resp, u);
     if (rc == 0)
         rc = post_close(p, i, r0, u);
     if (rc == 0)
-        rc = post_release(p, &u->cas[OFL_RESP_WQES - 1], r0 + OFL_RESP_UNIT,
-                          OFL_TAIL_PAIR, u);
+        rc = post_release(p, r0 + OFL_RESP_UNIT, OFL_REL_TAIL, u);
     if (rc == 0)
-        rc = post_patches(p, i, u, head_inc, resp_inc);
+        rc = post_patches(p, i, u);
     if (rc < 0)
         return ofl_err(rc, "unit %u: %s", i, chain_errmsg());
-    if (p->w.pi - w0 > OFL_W_UNIT)
+    if (p->w.pi - w0 > w_unit)
         return ofl_err(-EPROTO, "unit %u takes %u worker WQEBBs, more than %u",
-                       i, p->w.pi - w0, OFL_W_UNIT);
-    rc = chain_pad(&p->w, OFL_W_UNIT - (p->w.pi - w0));
-    return rc < 0 ? ofl_err(rc, "unit %u: %s", i, chain_errmsg()) : 0;
-}
-
-/* Sets unit i's counters to lap 0's indexes, so their first bump yields
- * lap 1's. */
-static void init_counters(struct ofl_pipe *p, uint32_t i,
-                          const struct ofl_unit *u)
-{
-    for (unsigned k = 0; k < OFL_PAIRS; k++)
-        memcpy(counter(p, i, k).ptr, &u->ctr0[k], 8);
+                       i, p->w.pi - w0, w_unit);
+    rc = chain_pad(&p->w, w_unit - (p->w.pi - w0));
+    if (rc < 0)
+        return ofl_err(rc, "unit %u: %s", i, chain_errmsg());
+    ctr0[OFL_HEAD_CTR] = chain_lap_counter(i + 1, next);
+    ctr0[OFL_REL_CTR] = rel_counter0(p, u);
+    memcpy(counter(p, i, 0).ptr, ctr0, sizeof(ctr0));
+    return 0;
 }
 
 /*
  * Posts the receive of unit i: its scatter list follows struct
  * rdn_get_req, bucket addresses into the READs, compares into the CASes,
- * the request id into the WRITE_IMM. Posted once: the chain re-posts it
- * every lap.
+ * the request id into the WRITE_IMM, the receive count into the doorbell
+ * record (re-posting the receive of GET k + iters). Posted once.
  */
 static int post_recv(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u)
 {
@@ -376,6 +367,7 @@ static int post_recv(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u)
         rc = chain_field(&u->imm, CHAIN_F_IMM, 0, &l);
     if (rc == 0) {
         sge[n++] = chain_loc_sge(l);
+        sge[n++] = chain_loc_sge(p->resp.rq_db);
         rc = chain_post_recv(&p->resp, sge, n, i);
     }
     return rc < 0 ? ofl_err(rc, "receive %u: %s", i, chain_errmsg()) : 0;
@@ -393,14 +385,12 @@ static int build_lap(struct ofl_pipe *p)
         rc = post_unit(p, i, w_base, r_base, &u);
         if (rc == 0)
             rc = post_recv(p, i, &u);
-        if (rc == 0)
-            init_counters(p, i, &u);
     }
-    /* The indexes above assume exactly one lap per ring and
-     * OFL_RESP_WQES completions per worker unit. */
-    if (rc == 0 && (p->w.pi - w_base != p->w.sq.wqebb_cnt ||
-                    p->resp.pi - r_base != p->resp.sq.wqebb_cnt ||
-                    p->w.scq->count - cq0 != p->cfg.iters * OFL_RESP_WQES))
+    /* The indexes above assume exactly one lap per ring, and nothing
+     * on the worker produces a completion. */
+    if (rc == 0 &&
+        (p->w.pi - w_base != p->w.sq.wqebb_cnt ||
+         p->resp.pi - r_base != p->resp.sq.wqebb_cnt || p->w.scq->count != cq0))
         rc = ofl_err(-EPROTO, "the lap does not fill the rings exactly");
     return rc;
 }
@@ -452,7 +442,7 @@ int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
         return ofl_err(-EINVAL, "ofl_pipe_open: bad argument");
     memset(p, 0, sizeof(*p));
     p->cfg = *cfg;
-    wa.sq_wqebb = cfg->iters * OFL_W_UNIT;
+    wa.sq_wqebb = cfg->iters * OFL_W_UNIT(cfg->seq);
     resp_attr(cfg, &ra);
     rc = chain_q_open(dev, &wa, &p->w);
     if (rc < 0)
@@ -467,7 +457,7 @@ int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
         ofl_err(rc, "response queue: %s", chain_errmsg());
         goto err_close_w;
     }
-    rc = chain_buf_open(dev, (size_t)cfg->iters * OFL_PAIRS * 8, ctr_access,
+    rc = chain_buf_open(dev, (size_t)cfg->iters * OFL_CTRS * 8, ctr_access,
                         &p->ctr);
     if (rc < 0) {
         ofl_err(rc, "lap counters: %s", chain_errmsg());

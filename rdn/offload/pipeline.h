@@ -22,30 +22,31 @@
  *     READ bucket 1 -> match words onto resp[0..1]'s ctrl words,
  *                      descriptors onto their data segments
  *     READ bucket 2 -> resp[2..3]
- *     CAS resp[0..3].ctrl (the first FENCEd: after both READs landed):
- *         compare = the request's match word, swap = a real WRITE
- *     WAIT(w CQ: CAS 1)  SEND_EN(resp: bucket 1's two WQEs)
- *     WAIT(w CQ: CAS 3)  SEND_EN(resp: the rest of unit i)
+ *     CAS resp[0..3].ctrl (the first FENCEd: after both READs landed;
+ *         none signaled): compare = the request's match word, swap = a
+ *         real WRITE
+ *     SEND_EN(resp: the whole response unit), FENCEd: after the CASes
  *   (cfg.seq, the paper's RedN-Seq for experiments: READ bucket 1, its
- *   CASes, its release, and only then READ bucket 2 and its CASes.)
- *     FADD ctr_p for each WAIT + SEND_EN pair p (the head, the two above)
- *     READ ctr_head..ctr_tail -> every pair's WAIT and SEND_EN (FENCEd:
- *         after the FADDs)
- *     READ ctr_head -> resp's receive doorbell record
- *   (26 WQEBBs, one NOP pads the unit to 32)
+ *   CASes, a FENCEd release of its WQEs, and only then READ bucket 2, its
+ *   CASes and the release of the rest.)
+ *     FADD ctr_head, FADD ctr_rel
+ *     READ ctr_head, ctr_rel -> the head's WAIT and SEND_EN, the releases'
+ *         indexes (FENCEd: after the FADDs)
+ *   (16 WQEBBs, no padding; RedN-Seq's 18 are padded to 32)
  *
  * Recycling. Both rings hold exactly one lap of `iters` units, so unit i
  * runs again one lap later. Everything a request changes is rewritten by
  * the next request before it is used: the receive scatters bucket
  * addresses, compares and the request id; the READs rewrite the response
  * WQEs' ctrl words (back to NOP-shaped match words) and data segments.
- * The indexes are not: each unit keeps three lap counters (chain.h) that its
- * FADDs and READs move one lap ahead after the unit's WAITs and SEND_ENs
- * ran, and the head counter's new WAIT count is also the receive count
- * to post (k + 1 + iters): copying it into the doorbell record re-posts
- * the unit's receive, whose scatter list never changes. The next fetch of
- * a patched WQE is a lap away, behind the FENCEd CAS of the next unit
- * (which waits for the patch READs), so no WQE is rewritten while the NIC
+ * The indexes are not: each unit keeps two lap counters (chain.h) that its
+ * FADDs and READ move one lap ahead after the unit's enables ran. The
+ * receive of request k also scatters its rq_db field, k + 1 + iters, into
+ * the receive doorbell record: that re-posts the unit's receive, whose
+ * scatter list never changes, for request k + iters (a client that sends
+ * another value only starves or garbles its own requests). The next fetch
+ * of a patched WQE is a lap away, behind the FENCEd CAS of the next unit
+ * (which waits for the patch READ), so no WQE is rewritten while the NIC
  * may fetch it. A client must keep at most `depth` <= iters GETs in flight
  * (it has depth response slots); one that sends more only garbles its own
  * answers. Response slot k % depth: iters is a multiple of depth.
@@ -68,11 +69,12 @@
 #include "rdn/chain/chain.h"
 
 #define OFL_RESP_WQES (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
-#define OFL_W_UNIT    32                     /* WQEBBs of a worker unit */
-#define OFL_RESP_UNIT 8                      /* WQEBBs of a response unit */
+/* WQEBBs of a worker unit: the parallel search's, or RedN-Seq's. */
+#define OFL_W_UNIT(seq) ((seq) ? 32u : 16u)
+#define OFL_RESP_UNIT   8 /* WQEBBs of a response unit */
 /* Units per lap at most: the worker's ring is the larger one, and 32768
  * WQEBBs is ConnectX-5's and softnic's limit. */
-#define OFL_MAX_ITERS (32768 / OFL_W_UNIT)
+#define OFL_MAX_ITERS (32768 / OFL_W_UNIT(true))
 
 struct ofl_pipe_cfg {
     uint32_t iters;     /* units per lap, a power of two, <= OFL_MAX_ITERS */
@@ -90,7 +92,7 @@ struct ofl_pipe_cfg {
 struct ofl_pipe {
     struct ofl_pipe_cfg cfg;
     struct chain_q w, resp;
-    struct chain_buf ctr;  /* three lap counters per unit */
+    struct chain_buf ctr;  /* two lap counters per unit */
     uint64_t received;     /* receive completions seen */
     uint64_t done;         /* iterations completed */
     uint64_t hits, misses; /* completed iterations with / without a WRITE */
