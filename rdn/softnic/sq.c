@@ -23,7 +23,11 @@
 #include "rdn/softnic/engine_int.h"
 #include "rdn/softnic/roce_int.h"
 
-enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1 };
+/*
+ * What a step tells sn_qp_run(): the QP cannot go on now, it may go on, or
+ * it may go on after the queues its WQE released had their turn.
+ */
+enum { SN_STEP_BLOCKED = 0, SN_STEP_DONE = 1, SN_STEP_YIELD = 2 };
 
 static inline uint64_t sn_max64(uint64_t a, uint64_t b)
 {
@@ -481,10 +485,13 @@ static void sn_raise(uint32_t *limit, uint32_t idx)
 /*
  * SEND_EN / RECV_EN: raise the managed queue's limit and poke it. A
  * SEND_EN of the queue itself sets *self instead: the queue is running
- * and reads its new limit as soon as this WQE is done.
+ * and reads its new limit as soon as this WQE is done. *yield is set when
+ * the queue released is one of this thread's: on a NIC it would start at
+ * once, beside the queue that released it, so it runs before that queue
+ * goes on (a chain's answer then leaves before its bookkeeping runs).
  */
 static int sn_op_enable(struct sn_thread *t, struct sn_qp *qp,
-                        const struct sn_wqe *w, bool *self)
+                        const struct sn_wqe *w, bool *self, bool *yield)
 {
     const struct mlx5_wait_en_seg *s = (const void *)(w->b + 16);
     struct sn_qp *q = sn_qp_lookup(t->eng, be32_to_cpu(s->obj_num));
@@ -500,9 +507,10 @@ static int sn_op_enable(struct sn_thread *t, struct sn_qp *qp,
     sn_raise(send ? &q->en_req : &q->rq_en, be32_to_cpu(s->index));
     if (q == qp && send)
         *self = true; /* the caller takes the new limit after this WQE */
-    else if (q->thr == t && q != qp)
+    else if (q->thr == t && q != qp) {
         sn_qp_dirty(t, q); /* ours: no need to go through the mailbox */
-    else
+        *yield = true;
+    } else
         sn_poke(t, q);
     return 0;
 }
@@ -697,13 +705,13 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
         return SN_STEP_DONE;
     case MLX5_OPCODE_SEND_EN:
     case MLX5_OPCODE_RECV_EN: {
-        bool self = false;
+        bool self = false, yield = false;
 
-        st = sn_op_enable(t, qp, &w, &self);
+        st = sn_op_enable(t, qp, &w, &self, &yield);
         sn_out_end(t, qp, o, w.nbb, st, true, w.end);
         if (self && !st)
             sn_qp_update_limit(t, qp);
-        return SN_STEP_DONE;
+        return yield && !st ? SN_STEP_YIELD : SN_STEP_DONE;
     }
     case MLX5_OPCODE_WAIT:
         if (sn_op_wait(t, qp, &w, &st))
@@ -729,14 +737,19 @@ void sn_qp_run(struct sn_thread *t, struct sn_qp *qp)
             sn_sq_flush(t, qp);
         return;
     }
-    while (budget > 0 && sn_sq_step(t, qp) == SN_STEP_DONE) {
+    while (budget > 0) {
+        int step = sn_sq_step(t, qp);
+
+        if (step == SN_STEP_BLOCKED)
+            return;
         budget--;
         sn_qp_retire(t, qp);
         if (load_relaxed(&qp->state) != RNIC_QPS_RTS)
             return;
+        if (step == SN_STEP_YIELD)
+            break; /* behind the queue it released */
     }
-    if (budget == 0)
-        sn_kick(t, qp);
+    sn_kick(t, qp);
 }
 
 /* ---- pokes and responses ---------------------------------------------- */
