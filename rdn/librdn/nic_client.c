@@ -115,6 +115,19 @@ static int reap_sends(struct ofl_client *c)
     return n < 0 ? n : 0;
 }
 
+/*
+ * Only every (depth / 2)-th SEND asks for a completion, which retires it
+ * and the ones before it: the ring (2 x depth blocks) keeps room, and the
+ * NIC pushes and the client polls one send CQE per depth / 2 GETs, not one
+ * per GET. A failed SEND completes with its error signaled or not.
+ */
+static unsigned send_flags(const struct ofl_client *c, uint64_t n)
+{
+    uint32_t every = c->depth > 1 ? c->depth / 2 : 1;
+
+    return (n & (every - 1)) == every - 1 ? CHAIN_SIGNALED : 0;
+}
+
 static void fill_req(const struct ofl_client *c, struct rdn_get_req *r,
                      const struct rdn_geometry *g, const struct rdn_keyhash *kh,
                      uint64_t n)
@@ -155,7 +168,7 @@ int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,
     fill_req(c, r, g, kh, n);
     s = chain_loc_sge(
         chain_buf_loc(&c->reqs, (uint8_t *)r - c->reqs.ptr, sizeof(*r)));
-    rc = chain_send(&c->q, &s, 1, CHAIN_SIGNALED, NULL);
+    rc = chain_send(&c->q, &s, 1, send_flags(c, n), NULL);
     if (rc == 0)
         rc = chain_q_doorbell(&c->q);
     if (rc < 0)
