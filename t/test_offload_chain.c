@@ -596,7 +596,8 @@ static void build_req(const char *key, uint32_t id, struct rdn_get_req *r)
 /*
  * The checker walks a pipeline armed but released only on paper: the kick
  * is posted on a master queue whose doorbell is never rung, so the real
- * NIC leaves it alone while the checker runs it with two requests.
+ * NIC leaves it alone while the checker runs it with two requests. Both
+ * chains: the parallel search (_i 0) and RedN-Seq (_i 1).
  */
 START_TEST(checker_finds_no_hazard)
 {
@@ -613,6 +614,7 @@ START_TEST(checker_finds_no_hazard)
 
     ck_assert_int_eq(chain_q_open(w.sdev, &ma, &master), 0);
     ck_assert_int_eq(chain_q_connect(&master, &master), 0);
+    w.b.seq = _i == 1;
     peer_build(&w.b, &master);
     ck_assert_int_eq(chain_send_en(&master, &w.b.l.pipe.w, 2, 0, NULL), 0);
     put("checked", "v", 2, 3);
@@ -682,7 +684,7 @@ int main(void)
     tcase_add_test(tc, recycled_past_16_bit_wraps);
     tcase_add_test(tc, hostile_bucket_fails_only_its_client);
     tcase_add_test(tc, read_mid_clear_never_faults);
-    tcase_add_test(tc, checker_finds_no_hazard);
+    tcase_add_loop_test(tc, checker_finds_no_hazard, 0, 2);
     tcase_add_test(tc, client_reaches_no_server_memory);
     tcase_add_test(tc, failures_say_what_failed);
     suite_add_tcase(s, tc);
