@@ -35,7 +35,7 @@ const char *ofl_errmsg(void)
 
 #define OFL_READ_DS   (2 + 2 * RDN_BUCKET_SLOTS) /* ctrl, raddr, scatter */
 #define OFL_RECV_SGE  (2 + OFL_RESP_WQES + 2)    /* see post_recv() */
-#define OFL_WORKER_CQ 64 /* WAITs read the worker's CQ; nobody polls */
+#define OFL_WORKER_CQ 64 /* only errors complete there; nobody polls */
 #define OFL_HEAD      2  /* WQEBBs of a worker unit's head */
 #define OFL_IMM_OFF   OFL_RESP_WQES /* WQEBB of the WRITE_IMM in a unit */
 #define OFL_W_FLAGS   (RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND)
