@@ -516,6 +516,16 @@ static int hostile(const char *kind)
     } else if (strcmp(kind, "stalegen") == 0) {
         b.geo.gen_word ^= 0x5a5a; /* what a client with old geometry has */
         bare_send(&b, &r, sizeof(r));
+    } else if (strcmp(kind, "lowdb") == 0 || strcmp(kind, "bigdb") == 0) {
+        /* rq_db posts no receive beyond this request, or 40000 the ring
+         * does not have; then a well-formed request */
+        uint32_t ahead = kind[0] == 'l' ? 0 : 40000;
+
+        r.rq_db = cpu_to_be32((uint32_t)b.nic.sent + 1 + ahead);
+        bare_send(&b, &r, sizeof(r));
+        printf("%s ", bare_answer(&b, "hostile-key"));
+        fill_req(&b, "hostile-key", &r);
+        bare_send(&b, &r, sizeof(r));
     } else if (strcmp(kind, "silent") == 0) {
         bare_send(&b, &r, sizeof(r)); /* no receive for the answer */
         sleep(4);

@@ -4,7 +4,8 @@
 On the RDMA path (t/offload_driver hostile KIND, a client that does the
 handshake by hand and then sends raw requests): random bytes, a bucket
 address outside the table, an oversized request, a short one, a client
-with a stale generation, a client that never takes its answers. On the
+with a stale generation, a client that never takes its answers, requests
+whose receive count (rq_db) is too small or too large. On the
 handshake port: garbage, a wrong protocol version, response slots too
 small, messages out of order, more clients than --rdn-clients.
 
@@ -91,6 +92,10 @@ def test_rdma(t, srv, port, good):
         ("oversize", None, True),
         ("short", {"miss"}, False),
         ("stalegen", {"stale"}, False),
+        # rq_db leaves no receive for the next request: it waits (RNR)
+        ("lowdb", {"miss none", "miss error"}, False),
+        # rq_db claims receives the ring does not have
+        ("bigdb", {"miss miss"}, False),
         ("silent", {"silent"}, True),
     ]
     for kind, seen, fails in cases:
