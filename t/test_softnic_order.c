@@ -443,6 +443,34 @@ START_TEST(fence_waits_for_read)
 }
 END_TEST
 
+/*
+ * A queue released by a SEND_EN of the same engine thread runs before the
+ * queue that released it goes on (docs/softnic.md, "Threads"): M's WRITE
+ * lands before the READ C posted after the SEND_EN reads its target. Not
+ * a rule of the InfiniBand spec (queues run side by side on a NIC), but
+ * what lets an offloaded GET's answer leave before its bookkeeping.
+ */
+START_TEST(released_queue_runs_first)
+{
+    uint64_t *dst = (uint64_t *)(D.mem + 4096), *val = (uint64_t *)D.mem;
+    uint64_t *seen = (uint64_t *)(D.mem + 8192);
+    struct rnic_wc wc;
+    struct tw w;
+
+    *val = 77;
+    post_write8(&M, dst, val, 0);
+    post_en(&C, MLX5_OPCODE_SEND_EN, &M, 1, 0);
+    tw_ctrl(&w, MLX5_OPCODE_RDMA_READ, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_raddr(&w, (uintptr_t)dst, D.mr->rkey);
+    tw_data(&w, 8, D.mr->lkey, seen);
+    tq_post(&C, &w);
+    tq_ring(&C);
+    ck_assert_int_eq(tpoll(D.scq, &wc, 1, TMS), 1);
+    ck_assert_uint_eq(wc.status, RNIC_WC_SUCCESS);
+    ck_assert_uint_eq(*seen, 77);
+}
+END_TEST
+
 static Suite *order_suite(void)
 {
     Suite *s = suite_create("softnic-order");
@@ -462,6 +490,7 @@ static Suite *order_suite(void)
     tcase_add_test(tc, cas_if_mismatch_keeps_nop);
     tcase_add_test(tc, recv_scatter_rewrites_later_wqe);
     tcase_add_test(tc, fence_waits_for_read);
+    tcase_add_test(tc, released_queue_runs_first);
     suite_add_tcase(s, tc);
     return s;
 }
