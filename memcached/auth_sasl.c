@@ -245,19 +245,40 @@ enum auth_sasl_result auth_sasl_exchange(struct auth_sasl **s, bool step,
     return r == SASL_CONTINUE ? AUTH_SASL_CONTINUE : AUTH_SASL_FAIL;
 }
 
+/* The n bytes at s as a C string in a new buffer; NULL when they hold a
+ * NUL (the library would read a shorter string: "pw\0x" would pass as
+ * "pw") or memory is short. */
+static char *c_string(const char *s, size_t n)
+{
+    char *c = memchr(s, '\0', n) ? NULL : malloc(n + 1);
+
+    if (c) {
+        memcpy(c, s, n);
+        c[n] = '\0';
+    }
+    return c;
+}
+
 bool auth_sasl_checkpass(const char *user, size_t nuser, const char *pass,
                          size_t npass)
 {
+    /* sasl_checkpass() takes lengths, but its password check (auxprop)
+     * compares the password as a C string: the handshake's AUTH hands
+     * bytes that end where its receive buffer ends, and whatever the heap
+     * held after them made right logins fail at random. */
+    char *u = c_string(user, nuser), *p = c_string(pass, npass);
     bool ok = false;
 
     pthread_mutex_lock(&sasl_lock);
-    sasl_conn_t *conn = conn_new();
+    sasl_conn_t *conn = u && p ? conn_new() : NULL;
     if (conn) {
-        ok = sasl_checkpass(conn, user, (unsigned)nuser, pass,
-                            (unsigned)npass) == SASL_OK;
+        ok = sasl_checkpass(conn, u, (unsigned)nuser, p, (unsigned)npass) ==
+             SASL_OK;
         sasl_dispose(&conn);
     }
     pthread_mutex_unlock(&sasl_lock);
+    free(u);
+    free(p);
     return ok;
 }
 

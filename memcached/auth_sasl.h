@@ -59,7 +59,8 @@ enum auth_sasl_result auth_sasl_exchange(struct auth_sasl **s, bool step,
                                          size_t *outlen);
 
 /* Whether user/pass is a valid login for the SASL configuration (the
- * rdn handshake's check, memcached/auth.h). */
+ * rdn handshake's check, memcached/auth.h). The strings are nuser and
+ * npass bytes, not NUL-terminated; one that holds a NUL is refused. */
 bool auth_sasl_checkpass(const char *user, size_t nuser, const char *pass,
                          size_t npass);
 

@@ -179,6 +179,13 @@ def test_ascii_auth(t, d):
             b"baselines have no login" in p.stderr, p.stderr)
 
 
+def sasl_user(db, user, password):
+    """saslpasswd2 adds user with password to the database db."""
+    return subprocess.run(["saslpasswd2", "-a", "memcached", "-c", "-p",
+                           "-f", db, user.decode()], input=password,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
 def sasl_db(t, d, name, password):
     """A SASL database in d holding USER with password, and SASL_CONF_PATH
     naming it for the -S servers started next; False if saslpasswd2
@@ -186,9 +193,7 @@ def sasl_db(t, d, name, password):
     db = os.path.join(d, name)
     with open(os.path.join(d, "memcached.conf"), "w") as f:
         f.write("mech_list: plain\nsasldb_path: %s\n" % db)
-    p = subprocess.run(["saslpasswd2", "-a", "memcached", "-c", "-p", "-f",
-                        db, USER.decode()], input=password,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = sasl_user(db, USER, password)
     if not t.check("saslpasswd2 made a database (package sasl2-bin)",
                    p.returncode == 0, p.stderr):
         return False
@@ -200,6 +205,10 @@ def test_sasl(t, d):
     """-S: the handshake's login is checked against SASL's database."""
     if not sasl_db(t, d, "sasldb", b"saslpw"):
         return
+    users = [b"u" * n for n in range(1, 17)]
+    for u in users:
+        p = sasl_user(os.path.join(d, "sasldb"), u, b"saslpw")
+        t.eq("saslpasswd2 added %s" % u.decode(), p.returncode, 0)
     srv, port = start_server(["-S"])
     r = exchange(port, w.msg(w.RDN_MSG_HELLO, hello()))
     t.eq("-S, no login: rejected", rejected(r[0]), errno.EACCES)
@@ -209,6 +218,12 @@ def test_sasl(t, d):
     t.eq("-S, good login: AUTH_OK", r[0], (AUTH_OK, b""))
     t.check("-S, good login: then the geometry",
             r[1] is not None and r[1][0] == w.RDN_MSG_GEOMETRY)
+    # The password reaches SASL with its length; what follows it in the
+    # server's receive buffer (its end: heap bytes) must not count.
+    refused = [len(u) for u in users if exchange(
+        port, auth_msg(u, b"saslpw"))[0] != (AUTH_OK, b"")]
+    t.eq("-S: good logins of users 1..%d bytes long all pass" % len(users),
+         refused, [])
     st, out, err = cli(srv, port, "nokey",
                        login_file(d, "sgood", USER, b"saslpw"))
     t.check("-S: rdn-cli -a gets through the handshake (a NIC miss)",

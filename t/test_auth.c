@@ -5,7 +5,9 @@
  * password may hold ':'; CRLF lines; a last line without newline), the
  * refusals (a line without ':', an empty line, a missing file) that keep
  * the previous contents, exact-length matching, and more lines than
- * memcached's 8.
+ * memcached's 8. With SASL: -S's check of the rdn handshake's login
+ * against a sasldb that saslpasswd2 makes (memcached/auth_sasl.c), given
+ * bytes that are no C strings.
  */
 #include "config.h"
 
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "memcached/auth.h"
+#include "memcached/auth_sasl.h"
 #include "memcached/settings.h"
 #include "t/support/testutil.h"
 
@@ -135,6 +138,61 @@ START_TEST(test_without_file)
 }
 END_TEST
 
+#ifdef HAVE_SASL
+static char sasl_dir[] = "/tmp/test_auth_sasl_XXXXXX";
+static char sasl_conf[64], sasl_db[64];
+
+/* A sasldb holding rdnuser:saslpw for memcached's SASL, which starts. */
+static void sasl_setup(void)
+{
+    char cmd[160];
+
+    ck_assert_ptr_nonnull(mkdtemp(sasl_dir));
+    snprintf(sasl_conf, sizeof(sasl_conf), "%s/memcached.conf", sasl_dir);
+    snprintf(sasl_db, sizeof(sasl_db), "%s/sasldb", sasl_dir);
+    FILE *f = fopen(sasl_conf, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "mech_list: plain\nsasldb_path: %s\n", sasl_db);
+    fclose(f);
+    /* saslpasswd2: package sasl2-bin (scripts/setup) */
+    snprintf(cmd, sizeof(cmd),
+             "saslpasswd2 -a memcached -c -p -f %s rdnuser 2>&1", sasl_db);
+    FILE *p = popen(cmd, "w");
+    ck_assert_ptr_nonnull(p);
+    fputs("saslpw", p);
+    ck_assert_int_eq(pclose(p), 0);
+    setenv("SASL_CONF_PATH", sasl_dir, 1);
+    settings_init();
+    settings.sasl = true;
+    ck_assert_int_eq(auth_sasl_init(), 0);
+}
+
+static void sasl_teardown(void)
+{
+    unlink(sasl_db);
+    unlink(sasl_conf);
+    rmdir(sasl_dir);
+    memcpy(sasl_dir + strlen(sasl_dir) - 6, "XXXXXX", 6);
+}
+
+START_TEST(test_sasl_lengths)
+{
+    /* The handshake's AUTH gives lengths, and the bytes after them are
+     * whatever its buffer holds. */
+    ck_assert(auth_check("rdnuser", 7, "saslpw", 6));
+    ck_assert(auth_check("rdnuserXY", 7, "saslpwXYZ", 6));
+    ck_assert(!auth_check("rdnuser", 7, "saslpwXYZ", 9));
+    ck_assert(!auth_check("rdnuser", 7, "saslp", 5));
+    ck_assert(!auth_check("rdnuser", 7, "saslpx", 6));
+    ck_assert(!auth_check("rdnuse", 6, "saslpw", 6));
+    ck_assert(!auth_check("nobody", 6, "saslpw", 6));
+    /* The library reads a NUL as the end: never a shorter login. */
+    ck_assert(!auth_check("rdnuser", 7, "saslpw\0x", 8));
+    ck_assert(!auth_check("rdnuser\0x", 9, "saslpw", 6));
+}
+END_TEST
+#endif /* HAVE_SASL */
+
 static Suite *auth_suite(void)
 {
     Suite *s = suite_create("auth");
@@ -150,6 +208,13 @@ static Suite *auth_suite(void)
     tcase_add_test(tc, test_many_lines);
     tcase_add_test(tc, test_without_file);
     suite_add_tcase(s, tc);
+#ifdef HAVE_SASL
+    tc = tcase_create("sasl");
+    tcase_add_checked_fixture(tc, sasl_setup, sasl_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_sasl_lengths);
+    suite_add_tcase(s, tc);
+#endif
     return s;
 }
 

@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # rdn/librdn: the client side. client.h is librdn's API (handshake,
-# verified NIC answers, TCP fallback through libmemcached); nic_client.h is
-# its NIC half (response buffers, the GET SEND, verdicts), which tests and
-# benchmarks drive directly. librdn never links the server's offload.
+# verified NIC answers, TCP fallback through libmemcached), one file per
+# job behind it (client_int.h says which); nic_client.h is its NIC half
+# (response buffers, the GET SEND, verdicts), which tests and benchmarks
+# drive directly. librdn never links the server's offload.
 noinst_LIBRARIES += rdn/librdn/librdn.a
-rdn_librdn_librdn_a_SOURCES = rdn/librdn/client.c rdn/librdn/nic_client.c
+rdn_librdn_librdn_a_SOURCES = rdn/librdn/client.c rdn/librdn/servers.c \
+	rdn/librdn/handshake.c rdn/librdn/pipeline.c rdn/librdn/tcp.c \
+	rdn/librdn/login.c rdn/librdn/nic_client.c
 rdn_librdn_librdn_a_CFLAGS = $(AM_CFLAGS) $(LIBMEMCACHED_CFLAGS)
-noinst_HEADERS += rdn/librdn/nic_client.h
+noinst_HEADERS += rdn/librdn/nic_client.h rdn/librdn/client_int.h
 
 LIBRDN_LIBS = rdn/librdn/librdn.a $(CHAIN_LIBS) proto/libproto.a \
 	$(LIBMEMCACHED_LIBS)
