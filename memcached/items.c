@@ -59,6 +59,8 @@ static uint32_t oldest_live;
 static uint64_t oldest_cas;
 static items_flush_fn flush_fn;
 static void *flush_ctx;
+static items_due_fn due_fn;
+static uint32_t due_done; /* the oldest_live due_fn last ran for */
 
 /* "stats sizes" histogram; only items stored after it was enabled count. */
 static uint64_t *sizes_hist;
@@ -286,6 +288,11 @@ bool item_is_dead(struct item *it, uint32_t now)
 {
     struct items_flush_cut cut = items_flush_current();
 
+    if (due_fn && cut.oldest_live && cut.oldest_live <= now &&
+        cut.oldest_live != load_acquire(&due_done)) {
+        due_fn();
+        store_release(&due_done, cut.oldest_live);
+    }
     return item_is_dead_by(it, now, &cut);
 }
 
@@ -1179,6 +1186,11 @@ void items_set_flush_hook(items_flush_fn fn, void *ctx)
 {
     flush_fn = fn;
     flush_ctx = ctx;
+}
+
+void items_set_due_hook(items_due_fn fn)
+{
+    due_fn = fn;
 }
 
 void items_flush_restore(const struct items_flush_cut *cut)

@@ -302,6 +302,16 @@ bool item_is_dead_by(struct item *it, uint32_t now,
                      const struct items_flush_cut *cut);
 typedef void (*items_flush_fn)(void *ctx, const struct items_flush_cut *cut);
 void items_set_flush_hook(items_flush_fn fn, void *ctx);
+/*
+ * The due hook (set before serving) runs when item_is_dead() first finds a
+ * cut-off in force that it has not run for: a delayed flush_all that just
+ * came due (or an immediate one). The reader waits for it before it takes
+ * any item for flushed, so whoever serves items elsewhere (the NIC) can
+ * stop first. Called from any thread, with an LRU lock possibly held;
+ * several may call it at once for one cut-off: it must be idempotent.
+ */
+typedef void (*items_due_fn)(void);
+void items_set_due_hook(items_due_fn fn);
 void items_flush_restore(const struct items_flush_cut *cut);
 /* The cut-off in force (or pending, for a delayed flush_all). */
 struct items_flush_cut items_flush_current(void);

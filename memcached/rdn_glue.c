@@ -311,6 +311,27 @@ static void crawl_all(void)
  * Once a second (and at once after a flush): crawls every class. A flush
  * that took effect gets a second pass, for items whose lock was busy.
  */
+/* Invalidates the NIC's table for a delayed flush that came due (lock). */
+static void flush_if_due(void)
+{
+    if (glue.flush_at && glue.flush_at <= items_now()) {
+        glue.flush_at = 0;
+        glue.flush_asked++;
+        rdn_offload_invalidate(glue.off);
+        pthread_cond_broadcast(&glue.cond);
+    }
+}
+
+/* items' due hook: a CPU reader found a flush in force; the NIC's clients
+ * stop trusting the table before that reader takes any item for flushed
+ * (the expiry thread alone would do it only when it next wakes). */
+static void flush_due(void)
+{
+    pthread_mutex_lock(&glue.lock);
+    flush_if_due();
+    pthread_mutex_unlock(&glue.lock);
+}
+
 static void *expiry_main(void *arg)
 {
     (void)arg;
@@ -330,11 +351,7 @@ static void *expiry_main(void *arg)
             pthread_cond_timedwait(&glue.cond, &glue.lock, &until);
         if (glue.expiry_stop)
             break;
-        if (glue.flush_at && glue.flush_at <= items_now()) {
-            glue.flush_at = 0;
-            glue.flush_asked++;
-            rdn_offload_invalidate(glue.off);
-        }
+        flush_if_due();
         asked = glue.flush_asked;
         flush = glue.flush_done < asked;
         pthread_mutex_unlock(&glue.lock);
@@ -382,6 +399,7 @@ int rdn_glue_start(void)
     /* The table was reported by the storage's switch hook already. */
     assoc_set_lkey(rdn_offload_arena_lkey(glue.off));
     slabs_set_horizon(horizon, glue.off);
+    items_set_due_hook(flush_due);
     /* A delayed flush_all the previous server was waiting for (adopted
      * storage): the NIC's clients must stop trusting the table then. */
     if (items_flush_current().oldest_live > items_now())

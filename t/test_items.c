@@ -271,6 +271,35 @@ START_TEST(test_flush)
 }
 END_TEST
 
+static int due_calls;
+
+static void note_due(void)
+{
+    due_calls++;
+}
+
+/*
+ * The due hook runs once per cut-off, when a reader first finds a delayed
+ * flush_all in force, before that reader takes an item for flushed (the
+ * glue stops the NIC there); not while the flush is still pending.
+ */
+START_TEST(test_flush_due_hook)
+{
+    set("a", "1");
+    items_set_due_hook(note_due);
+    items_flush(items_now() + 5);
+    ck_assert_str_eq(value_of("a"), "1");
+    ck_assert_int_eq(due_calls, 0);
+    items_clock_shift(6);
+    ck_assert_str_eq(value_of("a"), "");
+    ck_assert_int_eq(due_calls, 1);
+    set("b", "2");
+    ck_assert_str_eq(value_of("b"), "2");
+    ck_assert_int_eq(due_calls, 1);
+    items_set_due_hook(NULL);
+}
+END_TEST
+
 START_TEST(test_crawler_reclaims)
 {
     for (int i = 0; i < 100; i++) {
@@ -664,6 +693,7 @@ static Suite *items_suite(void)
     tcase_add_test(tc, test_realtime);
     tcase_add_test(tc, test_lazy_expiry);
     tcase_add_test(tc, test_flush);
+    tcase_add_test(tc, test_flush_due_hook);
     tcase_add_test(tc, test_crawler_reclaims);
     tcase_add_test(tc, test_flush_during_crawl);
     tcase_add_test(tc, test_incr_decr);
