@@ -70,6 +70,18 @@ stop_nicd a; stop_nicd b; stop_nicd w
 MTU=4096 start_nicd a "$NA" 10.77.0.1 && MTU=4096 start_nicd b "$NB" 10.77.0.2 || exit 1
 check "ops and errors, MTU 4096" run_ops env
 stop_nicd a; stop_nicd b
+# A offers 256, B 4096: both ends must segment at 256 (ibverbs' path MTU
+# is the smaller one). The data tests move 1 MiB each way at least twice
+# (SEND, WRITE from A; READ responses from B): 4096 packets a MiB at 256.
+mtu_256() {
+    run_ops env RDN_TEST_ROUNDS=1 || return 1
+    ta=$(counter a tx) tb=$(counter b tx)
+    echo "MTU 256 against 4096: A sent $ta packets, B $tb"
+    [ "$ta" -ge 8192 ] && [ "$tb" -ge 4096 ]
+}
+MTU=256 start_nicd a "$NA" 10.77.0.1 && MTU=4096 start_nicd b "$NB" 10.77.0.2 || exit 1
+CHECK_SHOW='^MTU 256' check "ops at the smaller path MTU, 256 against 4096" mtu_256
+stop_nicd a; stop_nicd b
 
 # 2. Hostile packets: alone at every QPN, then at QPNs the running test
 # does not use while it runs; the daemon stays up and drops or NAKs them.
@@ -161,6 +173,61 @@ for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2" "loss=1,delay=5"
     esac
     stop_nicd a; stop_nicd b
 done
+
+# 3b. Faults from the kernel, between the namespaces: nftables in each
+# drops 2% of the RoCE packets arriving (before the daemon's raw socket
+# sees them) and sends a copy of 2% of those leaving, so the transport
+# meets a lossy network that is not our injector. (This kernel has
+# nf_tables' numgen and dup but no sch_netem: no reordering or delay here.)
+kernel_faults() { # add | del
+    for side in "$NA 10.77.0.2" "$NB 10.77.0.1"; do
+        # shellcheck disable=SC2086 # namespace and peer address
+        set -- "$1" $side
+        if [ "$1" = del ]; then
+            "$NETNS_EXEC" "$2" nft delete table ip rdnfault
+            continue
+        fi
+        "$NETNS_EXEC" "$2" nft -f - <<EOF || return 1
+table ip rdnfault {
+    chain in {
+        type filter hook prerouting priority raw; policy accept;
+        udp dport 4791 numgen random mod 100 < 2 counter drop
+    }
+    chain out {
+        type filter hook output priority raw; policy accept;
+        udp dport 4791 numgen random mod 100 < 2 counter dup to $3
+    }
+}
+EOF
+    done
+}
+# Packets the rules of both namespaces dropped (drop) or copied (dup).
+nft_count() {
+    for ns in "$NA" "$NB"; do
+        "$NETNS_EXEC" "$ns" nft list table ip rdnfault
+    done | awk -v w="$1" '$0 ~ " " w "( |$)" {
+        for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
+        END { print n + 0 }'
+}
+kernel_moved() {
+    d=$(nft_count drop) c=$(nft_count dup)
+    echo "kernel: $d RoCE packets dropped, $c duplicated;" \
+        "$(($(counter a retrans) + $(counter b retrans))) retransmissions," \
+        "$(($(counter a dups_rx) + $(counter b dups_rx))) duplicates received"
+    [ "$d" -gt 0 ] && [ "$c" -gt 0 ] && moved 0 retrans && moved 0 dups_rx
+}
+if command -v nft >/dev/null && kernel_faults add; then
+    start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+    check "ops under kernel loss=2%, dup=2% (nftables)" \
+        run_ops env RDN_TEST_ROUNDS=1
+    CHECK_SHOW='^kernel:' check "the kernel's losses retransmitted, its copies seen" \
+        kernel_moved
+    stop_nicd a
+    stop_nicd b
+    kernel_faults del
+else
+    check "nftables in the namespaces (scripts/setup installs nftables)" false
+fi
 
 # 4. A peer's daemon killed: only the QP connected to it errors.
 start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
