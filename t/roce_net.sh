@@ -179,44 +179,14 @@ done
 # sees them) and sends a copy of 2% of those leaving, so the transport
 # meets a lossy network that is not our injector. (This kernel has
 # nf_tables' numgen and dup but no sch_netem: no reordering or delay here.)
-kernel_faults() { # add | del
-    for side in "$NA 10.77.0.2" "$NB 10.77.0.1"; do
-        # shellcheck disable=SC2086 # namespace and peer address
-        set -- "$1" $side
-        if [ "$1" = del ]; then
-            "$NETNS_EXEC" "$2" nft delete table ip rdnfault
-            continue
-        fi
-        "$NETNS_EXEC" "$2" nft -f - <<EOF || return 1
-table ip rdnfault {
-    chain in {
-        type filter hook prerouting priority raw; policy accept;
-        udp dport 4791 numgen random mod 100 < 2 counter drop
-    }
-    chain out {
-        type filter hook output priority raw; policy accept;
-        udp dport 4791 numgen random mod 100 < 2 counter dup to $3
-    }
-}
-EOF
-    done
-}
-# Packets the rules of both namespaces dropped (drop) or copied (dup).
-nft_count() {
-    for ns in "$NA" "$NB"; do
-        "$NETNS_EXEC" "$ns" nft list table ip rdnfault
-    done | awk -v w="$1" '$0 ~ " " w "( |$)" {
-        for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
-        END { print n + 0 }'
-}
 kernel_moved() {
-    d=$(nft_count drop) c=$(nft_count dup)
+    d=$(kernel_fault_count drop "$NA" "$NB") c=$(kernel_fault_count dup "$NA" "$NB")
     echo "kernel: $d RoCE packets dropped, $c duplicated;" \
         "$(($(counter a retrans) + $(counter b retrans))) retransmissions," \
         "$(($(counter a dups_rx) + $(counter b dups_rx))) duplicates received"
     [ "$d" -gt 0 ] && [ "$c" -gt 0 ] && moved 0 retrans && moved 0 dups_rx
 }
-if command -v nft >/dev/null && kernel_faults add; then
+if kernel_faults "$NA" 2 2 10.77.0.2 && kernel_faults "$NB" 2 2 10.77.0.1; then
     start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
     check "ops under kernel loss=2%, dup=2% (nftables)" \
         run_ops env RDN_TEST_ROUNDS=1
@@ -224,9 +194,9 @@ if command -v nft >/dev/null && kernel_faults add; then
         kernel_moved
     stop_nicd a
     stop_nicd b
-    kernel_faults del
+    for ns in "$NA" "$NB"; do "$NETNS_EXEC" "$ns" nft delete table ip rdnfault; done
 else
-    check "nftables in the namespaces (scripts/setup installs nftables)" false
+    check "nftables in the namespaces" false
 fi
 
 # 4. A peer's daemon killed: only the QP connected to it errors.
@@ -343,7 +313,11 @@ tshark_v6() { # (RPC-over-RDMA's heuristic throws on empty SENDs: off)
         tee "$dir/v6.txt"
     [ "$all" -gt 100 ] && [ "$bad" = 0 ]
 }
-[ -f "$dir/tshark.pid" ] && check "tshark decodes IPv6 RoCE packets" tshark_v6
+if [ -f "$dir/tshark.pid" ]; then
+    check "tshark decodes IPv6 RoCE packets" tshark_v6
+else
+    check "tshark (scripts/setup installs it)" false
+fi
 cat "$dir/v6.txt" 2>/dev/null
 check "rdn-pingpong -s 10000 over IPv6, server on A" \
     pingpong "$NA" "$dir/a.sock" "$NB" "$dir/b.sock" fd77::1 10000
