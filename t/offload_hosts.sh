@@ -158,20 +158,20 @@ hostile_gets() {
         "$NETNS_EXEC" "$NA" ss -ltn | grep -q "$AB:11222" && break
         sleep 0.1
     done
-    inb() { # CMD... in B, on B's daemon
-        "$NETNS_EXEC" "$NB" env RDN_NICD_SOCKET="$dir/b.sock" \
-            RDN_NICD_AUTOSTART=0 "$@"
-    }
-    inb "$DRV" -s $AB -p 11222 -t 11221 write 16 $((HOSTILE_SECS + 30)) \
+    # In B, on B's daemon; a command, not a function, so that $! of one
+    # started with & is the program's pid (netns-exec and ip exec it).
+    inb="$NETNS_EXEC $NB env RDN_NICD_SOCKET=$dir/b.sock RDN_NICD_AUTOSTART=0"
+    # shellcheck disable=SC2086 # $inb: words
+    $inb "$DRV" -s $AB -p 11222 -t 11221 write 16 $((HOSTILE_SECS + 30)) \
         >"$dir/writer.out" 2>&1 &
     writer=$!
     echo $writer >"$dir/writer.pid"
     for _ in $(seq 100); do # until the writer stored every key once
-        inb "$CLI" -s $AB -p 11222 -t 11221 get race-15 >/dev/null 2>&1 && break
+        $inb "$CLI" -s $AB -p 11222 -t 11221 get race-15 >/dev/null 2>&1 && break
         sleep 0.1
     done
     drops0=$(counter a drops) bad0=$(counter a bad_drops)
-    inb "$DRV" -s $AB -p 11222 -t 11221 race 16 "$HOSTILE_SECS" 1000000000 \
+    $inb "$DRV" -s $AB -p 11222 -t 11221 race 16 "$HOSTILE_SECS" 1000000000 \
         >"$dir/reader.out" 2>&1 &
     reader=$!
     echo $reader >"$dir/reader.pid"
@@ -206,7 +206,7 @@ hostile_gets() {
     set -- $(tail -1 "$dir/reader.out")
     gets=${2:-0} nic=${4:-0} wrong=${12:-?}
     drops=$(($(counter a drops) - drops0)) bad=$(($(counter a bad_drops) - bad0))
-    errs=$(inb "$CLI" -s $AB -t 11221 stats 2>/dev/null |
+    errs=$($inb "$CLI" -s $AB -t 11221 stats 2>/dev/null |
         awk '$1 == "rdn_qp_errors" { print $2; exit }')
     echo "hostile: $sent packets at A's daemon in $batch batches during $gets GETs" \
         "($nic answered by the NIC) against ${sets:-?} SETs, $wrong wrong;" \
