@@ -37,5 +37,12 @@ n=$(RDN_SOFTNIC_STRICT=16 RDN_SOFTNIC_MODEL=cx5 "$bin" -d softnic-inproc |
 "$bin" -h | grep -q 'NEVER RUN ON'; check $? "--help says it never ran on hardware"
 "$bin" -h | grep -q 'GET chain once'; check $? "--help names the GET chain"
 "$bin" -d nosuch >/dev/null 2>&1; [ $? -eq 2 ]; check $? "a missing device exits 2"
+# A build without a hardware provider (make distcheck's is --without-verbs)
+# says so when asked for its devices, rather than "no such device".
+for p in verbs mlx5; do
+    grep -qi "^#define HAVE_$p 1" "${top_builddir:-.}/config.h" && continue
+    "$bin" -d "$p:dev0" 2>&1 | grep -q "built without the $p provider"
+    check $? "-d $p:dev0 names the $p provider this build lacks"
+done
 echo "tally: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -14,6 +14,13 @@
 #                     ${MTU:-1024}, options $NICD_ARGS, with ENV in its
 #                     environment
 #   counter D FIELD   a RoCE counter of the daemon on $dir/D.sock
+#   kernel_faults NS LOSS [DUP PEER]   nftables in NS drops LOSS% of the
+#                     RoCE packets arriving (UDP to $ROCE_PORTS, default
+#                     4791), before any socket sees them, and sends a copy
+#                     of DUP% of those leaving to PEER: a lossy network
+#                     that is not the daemons' own fault injector
+#                     (this kernel has no sch_netem)
+#   kernel_fault_count drop|dup NS...   packets those rules dropped or copied
 #   check NAME CMD... runs one case: "ok: NAME" (and the lines of its
 #                     output matching $CHECK_SHOW, if set) or "FAIL: NAME",
 #                     its output's end and the daemons' logs
@@ -64,6 +71,38 @@ start_nicd() {
 counter() {
     "$NICD" -s "$dir/$1.sock" --status | tr ' ' '\n' |
         awk -v f="$2" 'p { print; exit } $0 == f { p = 1 }'
+}
+
+kernel_faults() {
+    command -v nft >/dev/null || {
+        echo "no nft (scripts/setup installs nftables)"
+        return 1
+    }
+    ports="{ $(echo "${ROCE_PORTS:-4791}" | sed 's/ /, /g') }"
+    dup=
+    [ "${3:-0}" = 0 ] || dup="
+    chain out {
+        type filter hook output priority raw; policy accept;
+        udp dport $ports numgen random mod 100 < $3 counter dup to $4
+    }"
+    "$NETNS_EXEC" "$1" nft -f - <<EOF
+table ip rdnfault {
+    chain in {
+        type filter hook prerouting priority raw; policy accept;
+        udp dport $ports numgen random mod 100 < $2 counter drop
+    }$dup
+}
+EOF
+}
+
+kernel_fault_count() {
+    w=$1
+    shift
+    for ns in "$@"; do
+        "$NETNS_EXEC" "$ns" nft list table ip rdnfault
+    done | awk -v w="$w" '$0 ~ " " w "( |$)" {
+        for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
+        END { print n + 0 }'
 }
 
 check() {

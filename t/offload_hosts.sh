@@ -34,8 +34,8 @@ netns_init offload_hosts
 tag=oh$$
 NA=${tag}a NB=${tag}b NC=${tag}c
 NETNS="$NA $NB $NC"
-AB=10.79.1.1 BA=10.79.1.2 AC=10.79.2.1 CA=10.79.2.2
-CHECK_SHOW='^race:|: [0-9.]+ s$|^tally:|^server daemon:'
+AB=10.79.1.1 BA=10.79.1.2 BX=10.79.1.3 AC=10.79.2.1 CA=10.79.2.2
+CHECK_SHOW='^race:|: [0-9.]+ s$|^tally:|^server daemon:|^hostile:'
 
 # A-B and A-C links; B and C cannot reach each other nor A's other address.
 link() { # NS1 ADDR1 NS2 ADDR2 NAME
@@ -126,6 +126,94 @@ check "offload end to end across hosts, $FAULTS" across offload_e2e.py \
 # ---- 3. the race ---------------------------------------------------------
 export RDN_TEST_RACE_GETS=$RACE_GETS RDN_TEST_RACE_SECS=$RACE_SECS
 check "GETs racing SETs across hosts, $FAULTS" across offload_race.py
+
+# ---- 4. hostile packets at the server's daemon while GETs run -------------
+# memcached in A, a writer SETting 16 keys and a reader GETting them (8 in
+# flight, every value checked) from B, and meanwhile, until the reader is
+# done, batches of hostile packets (t/roce_hostile.py) to A's daemon from
+# B: forged with right ICRCs at the reader's server QP (and its
+# neighbours) from an address of B's that QP is not connected to, broken
+# ones (random, truncated, bad ICRC) at that QP from the reader's own
+# address, and forged ones from there at QPNs nobody uses. No value may
+# be wrong, the daemon stays up and counts drops, the NIC answers the
+# GETs, and the server's QP never errs. (A forged packet with a right ICRC
+# from the reader's own address is one RoCE cannot refuse: t/roce_net.sh
+# sends those from a peer's address to QPNs no connection uses.)
+DRV=$B/t/offload_driver
+HOSTILE_SECS=${HOSTILE_SECS:-12}
+hostile_gets() {
+    "$NETNS_EXEC" "$NB" ip addr add $BX/24 dev "${tag}1y" || return 1
+    "$NETNS_EXEC" "$NA" env RDN_NICD_SOCKET="$dir/a.sock" \
+        RDN_NICD_AUTOSTART=0 "$MC" -u root -l $AB -p 11221 \
+        --rdn-port=11222 -m 16 -v >"$dir/mc4.log" 2>&1 &
+    echo $! >"$dir/mc4.pid"
+    for _ in $(seq 300); do
+        "$NETNS_EXEC" "$NA" ss -ltn | grep -q "$AB:11222" && break
+        sleep 0.1
+    done
+    # In B, on B's daemon; a command, not a function, so that $! of one
+    # started with & is the program's pid (netns-exec and ip exec it).
+    inb="$NETNS_EXEC $NB env RDN_NICD_SOCKET=$dir/b.sock RDN_NICD_AUTOSTART=0"
+    # shellcheck disable=SC2086 # $inb: words
+    $inb "$DRV" -s $AB -p 11222 -t 11221 write 16 $((HOSTILE_SECS + 30)) \
+        >"$dir/writer.out" 2>&1 &
+    writer=$!
+    echo $writer >"$dir/writer.pid"
+    for _ in $(seq 100); do # until the writer stored every key once
+        $inb "$CLI" -s $AB -p 11222 -t 11221 get race-15 >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    drops0=$(counter a drops) bad0=$(counter a bad_drops)
+    $inb "$DRV" -s $AB -p 11222 -t 11221 race 16 "$HOSTILE_SECS" 1000000000 \
+        >"$dir/reader.out" 2>&1 &
+    reader=$!
+    echo $reader >"$dir/reader.pid"
+    qpn=
+    for _ in $(seq 300); do
+        qpn=$(sed -n "s/.*($BA:[0-9]*) connected.* QPN \(0x[0-9a-f]*\),.*/\1/p" \
+            "$dir/mc4.log" | tail -1)
+        [ -n "$qpn" ] && break
+        sleep 0.1
+    done
+    [ -n "$qpn" ] || { echo "no client QPN in memcached's log"; cat "$dir/mc4.log"; return 1; }
+    echo "reader's server QP: $qpn"
+    sent=0 batch=0
+    while kill -0 $reader 2>/dev/null && [ $batch -lt 300 ]; do
+        case $((batch % 3)) in
+        0) set -- $BX $AB 3000 $((qpn - 4)) $((qpn + 5)) ;;
+        1) set -- --broken $BA $AB 3000 $((qpn)) $((qpn + 1)) ;;
+        *) set -- $BA $AB 3000 0x400000 0x1000000 ;;
+        esac
+        n=$("$NETNS_EXEC" "$NB" python3 "$S/t/roce_hostile.py" "$@" |
+            awk '/^sent/ { print $2 }')
+        sent=$((sent + ${n:-0}))
+        batch=$((batch + 1))
+    done
+    wait $reader
+    rc=$?
+    kill $writer # it ends after its SET in flight: before the server
+    wait $writer
+    sets=$(awk '$1 == "sets" { print $2 }' "$dir/writer.out")
+    cat "$dir/reader.out"
+    # shellcheck disable=SC2046 # "gets G nic A tcp B ... wrong W torn T"
+    set -- $(tail -1 "$dir/reader.out")
+    gets=${2:-0} nic=${4:-0} wrong=${12:-?}
+    drops=$(($(counter a drops) - drops0)) bad=$(($(counter a bad_drops) - bad0))
+    errs=$($inb "$CLI" -s $AB -t 11221 stats 2>/dev/null |
+        awk '$1 == "rdn_qp_errors" { print $2; exit }')
+    echo "hostile: $sent packets at A's daemon in $batch batches during $gets GETs" \
+        "($nic answered by the NIC) against ${sets:-?} SETs, $wrong wrong;" \
+        "A's daemon: $drops drops, $bad of bad ICRC or headers;" \
+        "server QP errors: ${errs:-?}"
+    kill "$(cat "$dir/mc4.pid")"
+    rm -f "$dir/mc4.pid" "$dir/writer.pid" "$dir/reader.pid"
+    [ $rc = 0 ] && [ "$wrong" = 0 ] && [ "$gets" -gt 1000 ] &&
+        [ "${sets:-0}" -gt 1000 ] &&
+        [ $((nic * 100)) -ge $((gets * 99)) ] && [ "$sent" -ge 10000 ] &&
+        kill -0 "$(cat "$dir/a.pid")" && [ "$drops" -gt 0 ] &&
+        [ "$bad" -gt 0 ] && [ "${errs:-x}" = 0 ]
+}
+check "GETs while hostile packets hit the server's daemon" hostile_gets
 
 retrans_moved() {
     n=$(counter a retrans)

@@ -12,6 +12,13 @@ payloads longer than any path MTU, and middle/last packets with no first.
 The daemon must drop or NAK them and keep running (the script checks
 nothing itself: t/roce_net.sh asks the daemon afterwards).
 
+  roce_hostile.py --broken SRC DST COUNT QPN_LO QPN_HI
+sends only what no receiver may take whatever its QPN and PSN: random
+bytes, truncated headers and bad ICRCs. These may go to the QPs of a live
+connection from its own peer's address (t/offload_hosts.sh, while GETs
+run); a forged packet with a right ICRC from there is one RoCE cannot tell
+from the peer's.
+
   roce_hostile.py --flood SRC DST QPN PSN MTU BYTES
 forges, from the QP's own peer address and inside its PSN window, one
 SEND that never ends: a SEND First and then SEND Middle packets of MTU
@@ -107,13 +114,17 @@ def main():
         a = sys.argv[2:]
         flood(a[0], a[1], int(a[2], 0), int(a[3], 0), int(a[4]), int(a[5]))
         return
-    src, dst = sys.argv[1], sys.argv[2]
-    count, lo, hi = int(sys.argv[3]), int(sys.argv[4], 0), int(sys.argv[5], 0)
+    a = sys.argv[1:]
+    kinds = 5  # 3 and 4: forged with a right ICRC
+    if a[0] == "--broken":
+        a, kinds = a[1:], 3
+    src, dst = a[0], a[1]
+    count, lo, hi = int(a[2]), int(a[3], 0), int(a[4], 0)
     rng = random.Random(1234)
     s, sport = udp_socket(src)
     sent = 0
     for i in range(count):
-        kind = i % 5
+        kind = i % kinds
         if kind == 0:  # random bytes
             pkt = os.urandom(rng.randrange(0, 200))
         elif kind == 1:  # truncated header, right ICRC

@@ -70,6 +70,18 @@ stop_nicd a; stop_nicd b; stop_nicd w
 MTU=4096 start_nicd a "$NA" 10.77.0.1 && MTU=4096 start_nicd b "$NB" 10.77.0.2 || exit 1
 check "ops and errors, MTU 4096" run_ops env
 stop_nicd a; stop_nicd b
+# A offers 256, B 4096: both ends must segment at 256 (ibverbs' path MTU
+# is the smaller one). The data tests move 1 MiB each way at least twice
+# (SEND, WRITE from A; READ responses from B): 4096 packets a MiB at 256.
+mtu_256() {
+    run_ops env RDN_TEST_ROUNDS=1 || return 1
+    ta=$(counter a tx) tb=$(counter b tx)
+    echo "MTU 256 against 4096: A sent $ta packets, B $tb"
+    [ "$ta" -ge 8192 ] && [ "$tb" -ge 4096 ]
+}
+MTU=256 start_nicd a "$NA" 10.77.0.1 && MTU=4096 start_nicd b "$NB" 10.77.0.2 || exit 1
+CHECK_SHOW='^MTU 256' check "ops at the smaller path MTU, 256 against 4096" mtu_256
+stop_nicd a; stop_nicd b
 
 # 2. Hostile packets: alone at every QPN, then at QPNs the running test
 # does not use while it runs; the daemon stays up and drops or NAKs them.
@@ -156,11 +168,40 @@ for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2" "loss=1,delay=5"
     esac
     check "ops under $f" run_ops env RDN_TEST_ROUNDS=1 $rtt
     case $f in
-    loss*) check "retransmissions counted under $f" moved 0 retrans ;;
+    loss*)
+        check "retransmissions counted under $f" moved 0 retrans
+        # a packet lost inside a message: its next one is out of sequence
+        check "PSN sequence error NAKs under $f" moved 0 seq_naks_tx
+        ;;
     dup*) check "duplicates counted under $f" moved 0 dups_rx ;;
     esac
     stop_nicd a; stop_nicd b
 done
+
+# 3b. Faults from the kernel, between the namespaces: nftables in each
+# drops 2% of the RoCE packets arriving (before the daemon's raw socket
+# sees them) and sends a copy of 2% of those leaving, so the transport
+# meets a lossy network that is not our injector. (This kernel has
+# nf_tables' numgen and dup but no sch_netem: no reordering or delay here.)
+kernel_moved() {
+    d=$(kernel_fault_count drop "$NA" "$NB") c=$(kernel_fault_count dup "$NA" "$NB")
+    echo "kernel: $d RoCE packets dropped, $c duplicated;" \
+        "$(($(counter a retrans) + $(counter b retrans))) retransmissions," \
+        "$(($(counter a dups_rx) + $(counter b dups_rx))) duplicates received"
+    [ "$d" -gt 0 ] && [ "$c" -gt 0 ] && moved 0 retrans && moved 0 dups_rx
+}
+if kernel_faults "$NA" 2 2 10.77.0.2 && kernel_faults "$NB" 2 2 10.77.0.1; then
+    start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
+    check "ops under kernel loss=2%, dup=2% (nftables)" \
+        run_ops env RDN_TEST_ROUNDS=1
+    CHECK_SHOW='^kernel:' check "the kernel's losses retransmitted, its copies seen" \
+        kernel_moved
+    stop_nicd a
+    stop_nicd b
+    for ns in "$NA" "$NB"; do "$NETNS_EXEC" "$ns" nft delete table ip rdnfault; done
+else
+    check "nftables in the namespaces" false
+fi
 
 # 4. A peer's daemon killed: only the QP connected to it errors.
 start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
@@ -175,8 +216,9 @@ stop_nicd a
 # hosts, server on A and on B, at sizes up to several packets.
 PP=$B/rdn/softnic/rdn-pingpong
 pingpong() { # SERVER_NS SERVER_SOCK CLIENT_NS CLIENT_SOCK SERVER_ADDR SIZE
+    # shellcheck disable=SC2086 # $PP_SERVER_ENV: assignments for env
     "$NETNS_EXEC" "$1" env RDN_NICD_SOCKET="$2" RDN_NICD_AUTOSTART=0 \
-        "$PP" -p 18515 -g 1 -s "$6" -n 50 >"$dir/pps.out" 2>&1 &
+        ${PP_SERVER_ENV:-} "$PP" -p 18515 -g 1 -s "$6" -n 50 >"$dir/pps.out" 2>&1 &
     spid=$!
     for _ in $(seq 600); do
         "$NETNS_EXEC" "$1" ss -ltn | grep -q ":18515" && break
@@ -193,6 +235,13 @@ for sz in 1 4096 10000; do
     check "rdn-pingpong -s $sz, server on B" \
         pingpong "$NB" "$dir/b.sock" "$NA" "$dir/a.sock" 10.77.0.2 $sz
 done
+# The daemon an application starts on demand listens where RDN_NICD_LISTEN
+# says (rdn-pingpong's server needs RoCE: it fails on a daemon without).
+PP_SERVER_ENV="RDN_NICD_AUTOSTART=1 RDN_NICD_LISTEN=10.77.0.3"
+check "rdn-pingpong on the daemon it started, RDN_NICD_LISTEN=10.77.0.3" \
+    pingpong "$NA" "$dir/auto.sock" "$NB" "$dir/b.sock" 10.77.0.3 1000
+PP_SERVER_ENV=
+stop_nicd auto.sock # its pidfile: SOCKET.pid
 stop_nicd a; stop_nicd b
 
 # 6. memcached --rdn-port on host A, rdn-cli on host B, 1% loss: GETs
@@ -276,7 +325,11 @@ tshark_v6() { # (RPC-over-RDMA's heuristic throws on empty SENDs: off)
         tee "$dir/v6.txt"
     [ "$all" -gt 100 ] && [ "$bad" = 0 ]
 }
-[ -f "$dir/tshark.pid" ] && check "tshark decodes IPv6 RoCE packets" tshark_v6
+if [ -f "$dir/tshark.pid" ]; then
+    check "tshark decodes IPv6 RoCE packets" tshark_v6
+else
+    check "tshark (scripts/setup installs it)" false
+fi
 cat "$dir/v6.txt" 2>/dev/null
 check "rdn-pingpong -s 10000 over IPv6, server on A" \
     pingpong "$NA" "$dir/a.sock" "$NB" "$dir/b.sock" fd77::1 10000

@@ -143,6 +143,8 @@ if [ -f "$dir/cap.pcap" ]; then
     echo "captured $n RoCE packets, $bad malformed"
     [ "$n" -gt 100 ] && [ "$bad" = 0 ]
     result "tshark decodes every packet both ways" $?
+else
+    result "a capture for tshark (scripts/setup installs tshark)" 1
 fi
 [ "$fail" = 0 ] || { cat "$dir/vm.out"; cat "$dir/status"; }
 echo "tally: $pass passed, $fail failed"

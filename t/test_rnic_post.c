@@ -664,7 +664,6 @@ START_TEST(verbs_open)
 }
 END_TEST
 
-/* Malformed requests, on every provider. */
 /* Neither softnic nor verbs reads NIC capabilities: nothing to report. */
 START_TEST(device_caps)
 {
@@ -677,6 +676,7 @@ START_TEST(device_caps)
 }
 END_TEST
 
+/* Malformed requests, on every provider. */
 START_TEST(bad_requests)
 {
     struct rnic_sge g = sge(SRC, 8);

@@ -128,6 +128,19 @@ static struct rnic_wc one(struct rnic_cq *cq, int st)
     return wc;
 }
 
+/* A 10-byte WRITE from A to B on c (a bystander pair) succeeds. */
+static void bystander_writes(struct tq *c)
+{
+    struct tw w;
+
+    tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_raddr(&w, (uintptr_t)B.mem, B.mr->rkey);
+    tw_data(&w, 10, A.mr->lkey, A.mem);
+    tq_post(c, &w);
+    tq_ring(c);
+    one(A.scq, RNIC_WC_SUCCESS);
+}
+
 /* Posts and rings a SEND of len bytes from A's memory on q. */
 static void send_a(struct tq *q, uint32_t len)
 {
@@ -423,6 +436,35 @@ START_TEST(send_too_long_is_invalid_request)
 }
 END_TEST
 
+/*
+ * A receive into memory registered without local write: the responder
+ * cannot place the SEND, which is a remote operational error NAK for the
+ * requester and a protection error for the receive; other QPs go on.
+ */
+START_TEST(receive_into_readonly_is_remote_op_error)
+{
+    struct tq a, b, c, d;
+    struct rnic_mr *ro;
+    struct rnic_sge sge = {(uintptr_t)B.mem + BIG * 3, 4096, 0};
+
+    ck_assert_int_eq(
+        rnic_reg_mr(B.dev, B.mem + BIG * 3, 4096, RNIC_ACCESS_REMOTE_READ, &ro),
+        0);
+    sge.lkey = ro->lkey;
+    qp_make(&a, &A, 0, 7, 7);
+    qp_make(&b, &B, 4, 7, 7);
+    tq_connect(&a, &b);
+    bystander_pair(&c, &d, &B);
+    ck_assert_int_eq(rnic_post_recv(b.qp, &sge, 1, 3), 0);
+    send_a(&a, 1000);
+    one(A.scq, RNIC_WC_REM_OP_ERR);
+    one(B.rcq, RNIC_WC_LOC_PROT_ERR);
+    ck_assert_int_eq(rnic_qp_state(a.qp), RNIC_QPS_ERR);
+    bystander_writes(&c);
+    ck_assert_int_eq(rnic_dereg_mr(ro), 0);
+}
+END_TEST
+
 /* No receive posted: RNR NAKs; a receive posted later lets it through. */
 START_TEST(rnr_then_receive)
 {
@@ -462,12 +504,7 @@ START_TEST(rnr_retry_exhausted)
     one(A.scq, RNIC_WC_RNR_RETRY_EXC_ERR);
     ck_assert_int_eq(rnic_qp_state(a.qp), RNIC_QPS_ERR);
     /* The other pair is untouched. */
-    tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
-    tw_raddr(&w, (uintptr_t)B.mem, B.mr->rkey);
-    tw_data(&w, 10, A.mr->lkey, A.mem);
-    tq_post(&c, &w);
-    tq_ring(&c);
-    one(A.scq, RNIC_WC_SUCCESS);
+    bystander_writes(&c);
 }
 END_TEST
 
@@ -911,6 +948,7 @@ static Suite *mk(void)
         tcase_add_test(tc, bad_rkey_is_remote_access_error);
         tcase_add_test(tc, send_without_rq_is_invalid_request);
         tcase_add_test(tc, send_too_long_is_invalid_request);
+        tcase_add_test(tc, receive_into_readonly_is_remote_op_error);
         tcase_add_test(tc, rnr_then_receive);
         tcase_add_test(tc, rnr_retry_exhausted);
         tcase_add_test(tc, credits_hold_sends);

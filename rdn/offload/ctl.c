@@ -262,8 +262,13 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     w.slot_min = (uint32_t)rdn_resp_slot_size(o->cfg.item_size_max);
     w.rq_window = o->cfg.iters;
     w.token = c->token;
-    ofl_log(o, "client %u (%s) connected, depth %u, RDMA address %s", c->id,
-            c->peer, c->depth, addr_str(&mine, where, sizeof(where)));
+    /* The QPN too: the operator (and t/offload_hosts.sh, aiming forged
+     * packets at it) can tell a client's QP in rdn-nicd's counters and a
+     * capture. */
+    ofl_log(o, "client %u (%s) connected, depth %u, QPN %#x, RDMA address %s",
+            c->id, c->peer, c->depth,
+            (unsigned)(be32_to_cpu(mine.qpn) & 0xffffff),
+            addr_str(&mine, where, sizeof(where)));
     return ofl_wire_send(c->fd, RDN_MSG_WELCOME, &w, sizeof(w), 1);
 }
 

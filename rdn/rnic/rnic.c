@@ -34,6 +34,28 @@ static const struct rnic_provider *const rnic_providers[] = {
 #endif
 };
 
+/* -ENODEV for a name no provider took; says so when it names a provider
+ * this build lacks (configure found no rdma-core, or --without-verbs). */
+static int rnic_no_device(const char *name)
+{
+#ifndef HAVE_VERBS
+    if (strncmp(name, "verbs:", 6) == 0)
+        return rnic_err(-ENODEV,
+                        "rnic_open: '%s': built without the verbs provider "
+                        "(no libibverbs at configure time, or --without-verbs)",
+                        name);
+#endif
+#ifndef HAVE_MLX5
+    if (strncmp(name, "mlx5:", 5) == 0)
+        return rnic_err(-ENODEV,
+                        "rnic_open: '%s': built without the mlx5 provider "
+                        "(no mlx5dv.h and libmlx5 at configure time, or "
+                        "--without-verbs)",
+                        name);
+#endif
+    return rnic_err(-ENODEV, "rnic_open: no provider has a device '%s'", name);
+}
+
 /*
  * Opens name (NULL/"" -> $RDN_DEVICE -> "softnic") with the first provider
  * that recognizes it.
@@ -56,7 +78,7 @@ int rnic_open(const char *name, const struct rnic_open_opts *opts,
         if (rc != -ENODEV)
             return rc;
     }
-    return rnic_err(-ENODEV, "rnic_open: no provider has a device '%s'", name);
+    return rnic_no_device(name);
 }
 
 const char *rnic_provider_name(size_t i)
