@@ -32,8 +32,8 @@
  * One GET: the client SENDs a struct rdn_get_req on its QP. The server's
  * pre-posted receive scatters its fields straight into the WQEs of the
  * chain (bucket addresses into two READs, the compare operands into the
- * CASes, one per slot, the request id into the closing WRITE_IMM, the
- * receive count into the receive queue's doorbell record). The
+ * CASes, one per slot, the request id into the closing WRITE_IMM, the lap
+ * words into the receive queue's doorbell record and the chain's indexes). The
  * chain reads both candidate buckets; a slot whose match word equals the
  * compare operand becomes an RDMA WRITE of the whole item into the response
  * slot the request uses; then one WRITE_IMM writes the server's generation word
@@ -56,7 +56,7 @@
 #include "proto/table.h"
 
 #define RDN_WIRE_MAGIC   0x314e4452u /* "RDN1" as little-endian bytes */
-#define RDN_WIRE_VERSION 4
+#define RDN_WIRE_VERSION 5
 #define RDN_WIRE_MAX_MSG (64 * 1024) /* largest payload accepted */
 #define RDN_QP_ADDR_LEN  32          /* struct rnic_addr */
 
@@ -116,14 +116,29 @@ struct rdn_geometry {
     uint32_t rsvd;
 };
 
+/*
+ * How a client fills the lap words of its requests (struct rdn_get_req):
+ * word f of request n (counting from 0 on the connection) is
+ * first[f] + step[f] * n, modulo 2^32. The words are the server's: they
+ * move its chain on by one lap (docs/wire.md says how the server uses
+ * them); the client computes them and needs to know nothing else.
+ */
+#define RDN_LAP_WORDS 5
+
+struct rdn_lap_plan {
+    uint32_t first[RDN_LAP_WORDS];
+    uint32_t step[RDN_LAP_WORDS];
+};
+
 struct rdn_welcome {
     uint8_t qp_addr[RDN_QP_ADDR_LEN]; /* the server's client-facing QP */
     struct rdn_geometry geo;
     uint32_t client_id; /* the server's name for this client (stats rdn) */
     uint32_t depth;     /* slots granted, <= requested; a power of two */
     uint32_t slot_min;  /* smallest slot size the server accepts */
-    uint32_t rq_window; /* receives ahead, >= depth: see rdn_get_req */
+    uint32_t rsvd;      /* 0 */
     uint64_t token;     /* random: proves who sends a RESUME */
+    struct rdn_lap_plan plan; /* the requests' lap words */
 };
 
 struct rdn_reject {
@@ -162,7 +177,8 @@ _Static_assert(sizeof(struct rdn_auth) == 8, "rdn_auth is 8 B");
 _Static_assert(sizeof(struct rdn_msg_hdr) == 16, "rdn_msg_hdr is 16 B");
 _Static_assert(sizeof(struct rdn_hello) == 56, "rdn_hello is 56 B");
 _Static_assert(sizeof(struct rdn_geometry) == 64, "rdn_geometry is 64 B");
-_Static_assert(sizeof(struct rdn_welcome) == 120, "rdn_welcome is 120 B");
+_Static_assert(sizeof(struct rdn_lap_plan) == 40, "rdn_lap_plan is 40 B");
+_Static_assert(sizeof(struct rdn_welcome) == 160, "rdn_welcome is 160 B");
 _Static_assert(sizeof(struct rdn_reject) == 128, "rdn_reject is 128 B");
 _Static_assert(sizeof(struct rdn_resume) == 16, "rdn_resume is 16 B");
 
@@ -180,21 +196,31 @@ _Static_assert(sizeof(struct rdn_resume) == 16, "rdn_resume is 16 B");
  * The SEND of one GET. Big-endian fields are copied by the server NIC into
  * big-endian WQE fields as they are. compare[i] is the big-endian image of
  * rdn_slot_match(fp): the CAS compares it with the 8 bytes of the match
- * word the READ put on a response WQE. rq_db of request n is n + 1 +
- * the welcome's rq_window: the NIC stores it as the receive queue's
- * doorbell record, which makes the receive of request n + rq_window
- * available (so the chain needs no WQE of its own to re-post it). Another
- * value costs only the client that sends it: its later requests wait for
- * a receive (RNR) or garble its own answers.
+ * word the READ put on a response WQE. lap[] follows the welcome's plan
+ * (rdn_get_req_set_lap()); the server's NIC stores the words in its chain
+ * (the receive queue's doorbell record, and the WAIT count and enable
+ * indexes of the chain unit that served request n - depth, for its next
+ * lap), so the chain needs no WQE of its own to recycle itself. Other
+ * values cost only the client that sends them: its later requests wait
+ * for a receive (RNR) or go unanswered, or its own answers are garbled.
  */
 struct rdn_get_req {
     be64 bucket_addr[2];       /* candidate buckets 1 and 2 */
     be64 compare[RDN_REQ_CMP]; /* see above */
     be32 req_id;               /* the WRITE_IMM's immediate */
-    be32 rq_db;                /* see above */
+    be32 lap[RDN_LAP_WORDS];   /* see above */
 } __attribute__((packed));
 
-_Static_assert(sizeof(struct rdn_get_req) == 56, "rdn_get_req is 56 B");
+_Static_assert(sizeof(struct rdn_get_req) == 72, "rdn_get_req is 72 B");
+
+/* Fills request n's lap words from the welcome's plan. */
+static inline void rdn_get_req_set_lap(struct rdn_get_req *r,
+                                       const struct rdn_lap_plan *plan,
+                                       uint64_t n)
+{
+    for (unsigned f = 0; f < RDN_LAP_WORDS; f++)
+        r->lap[f] = cpu_to_be32(plan->first[f] + plan->step[f] * (uint32_t)n);
+}
 
 /*
  * Response slot: the generation word, then (on a hit) the item. Before

@@ -414,7 +414,7 @@ static void bare_open(struct bare *b, int post_recvs)
     }
     b->geo = w.geo;
     b->nic.depth = w.depth;
-    b->nic.rq_window = w.rq_window;
+    b->nic.plan = w.plan;
     if (post_recvs) {
         if (ofl_client_connect(&b->nic, w.qp_addr) < 0)
             exit(2);
@@ -481,16 +481,37 @@ static const char *bare_answer(struct bare *b, const char *key)
 static void fill_req(struct bare *b, const char *key, struct rdn_get_req *r)
 {
     struct rdn_keyhash kh;
-    be64 cmp;
 
     rdn_keyhash(key, strlen(key), b->geo.hashpower, &kh);
-    cmp = cpu_to_be64(rdn_slot_match(kh.fp));
-    r->bucket_addr[0] = cpu_to_be64(rdn_bucket_addr(&b->geo, kh.bucket1));
-    r->bucket_addr[1] = cpu_to_be64(rdn_bucket_addr(&b->geo, kh.bucket2));
-    for (int i = 0; i < RDN_REQ_CMP; i++)
-        r->compare[i] = cmp;
-    r->req_id = cpu_to_be32((uint32_t)b->nic.sent);
-    r->rq_db = cpu_to_be32((uint32_t)(b->nic.sent + 1 + b->nic.rq_window));
+    ofl_client_build_req(&b->nic, &b->geo, &kh, b->nic.sent, r);
+}
+
+/*
+ * Sends GETs one at a time, each with lap words 1..4 (docs/wire.md: the
+ * WAIT count and the enable indexes of the unit that served request
+ * n - depth) spoiled: "lapwait" puts the WAIT count 2^20 ahead (the chain
+ * stalls a lap later), "lapindex" makes the indexes random. Stops at the
+ * first request without an answer; prints the last verdict.
+ */
+static const char *bad_laps(struct bare *b, bool indexes)
+{
+    const char *v = "none";
+
+    for (int n = 0; n < 600; n++) {
+        struct rdn_get_req r;
+
+        fill_req(b, "hostile-key", &r);
+        for (unsigned f = 1; f < RDN_LAP_WORDS; f++)
+            r.lap[f] = indexes ? cpu_to_be32((uint32_t)rand())
+                               : cpu_to_be32(be32_to_cpu(r.lap[f]) +
+                                             (f == 1 ? 1u << 20 : 0));
+        if (ofl_client_send_req(&b->nic, &r) < 0)
+            return "error";
+        v = bare_answer(b, "hostile-key");
+        if (strcmp(v, "none") == 0 || strcmp(v, "error") == 0)
+            break;
+    }
+    return v;
 }
 
 static int hostile(const char *kind)
@@ -517,15 +538,19 @@ static int hostile(const char *kind)
         b.geo.gen_word ^= 0x5a5a; /* what a client with old geometry has */
         bare_send(&b, &r, sizeof(r));
     } else if (strcmp(kind, "lowdb") == 0 || strcmp(kind, "bigdb") == 0) {
-        /* rq_db posts no receive beyond this request, or 40000 the ring
-         * does not have; then a well-formed request */
+        /* lap word 0 (rq_db) posts no receive beyond this request, or 40000 the
+         * ring does not have; then a well-formed request */
         uint32_t ahead = kind[0] == 'l' ? 0 : 40000;
 
-        r.rq_db = cpu_to_be32((uint32_t)b.nic.sent + 1 + ahead);
+        r.lap[0] = cpu_to_be32((uint32_t)b.nic.sent + 1 + ahead);
         bare_send(&b, &r, sizeof(r));
         printf("%s ", bare_answer(&b, "hostile-key"));
         fill_req(&b, "hostile-key", &r);
         bare_send(&b, &r, sizeof(r));
+    } else if (strcmp(kind, "lapwait") == 0 || strcmp(kind, "lapindex") == 0) {
+        printf("%s\n", bad_laps(&b, kind[3] == 'i'));
+        bare_close(&b);
+        return 0;
     } else if (strcmp(kind, "silent") == 0) {
         bare_send(&b, &r, sizeof(r)); /* no receive for the answer */
         sleep(4);

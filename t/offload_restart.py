@@ -36,7 +36,7 @@ from offload_env import (Driver, Nicd, _procs,  # noqa: E402
                          RestartableServer as Server)
 
 MB = 1024 * 1024
-OFL_MAGIC = b"RDNOFL08"  # rdn/offload/persist.c's state (no header has it)
+OFL_MAGIC = b"RDNOFL09"  # rdn/offload/persist.c's state (no header has it)
 # The superblock (memcached/persist_int.h) and what the NIC reads
 # (proto/table.h, proto/item.h), as t/wire_dump prints them.
 SB, TABLE_REC = w.LAYOUTS["persist_sb"], w.LAYOUTS["persist_table"]

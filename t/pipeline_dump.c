@@ -75,7 +75,7 @@ int main(void)
         fprintf(stderr, "pipeline_dump: pipeline: %s\n", chain_errmsg());
         goto close_queues;
     }
-    dump("w", &l.pipe.w, OFL_W_UNIT(false));
+    dump("w", &l.pipe.w, OFL_W_UNIT);
     dump("r", &l.pipe.resp, OFL_RESP_UNIT);
     rc = fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
     ofl_local_close(&l);

@@ -296,67 +296,6 @@ START_TEST(recycled_indexes_across_wraps)
 }
 END_TEST
 
-/* Copies counter value v into the fields sg points at, as a READ would. */
-static void scatter_counter(uint64_t v, const struct rnic_sge *sg, unsigned n)
-{
-    uint8_t bytes[8];
-    uint32_t off = 0;
-
-    memcpy(bytes, &v, 8);
-    for (unsigned i = 0; i < n; i++) {
-        ck_assert_uint_le(off + sg[i].length, 8);
-        memcpy((void *)(uintptr_t)sg[i].addr, bytes + off, sg[i].length);
-        off += sg[i].length;
-    }
-    ck_assert_uint_eq(off, 8);
-}
-
-/*
- * The counter of two enables that no WAIT precedes (the offloaded GET's
- * releases): after n bumps both indexes are exactly lap 0's plus n laps
- * modulo 2^16, for n past many wraps of the low index's 16 bits (its
- * carries stay in the gap) and past 2^32 / per-lap bumps; the one-index
- * form leaves the second enable alone.
- */
-START_TEST(en_lap_counter_across_wraps)
-{
-    struct rnic_device *dev = tc_open(0);
-    struct chain_q_attr a = {
-        .sq_wqebb = 64, .flags = RNIC_QP_CROSS_CHANNEL | RNIC_QP_MANAGED_SEND};
-    const uint32_t lo0 = 0xfff0, hi0 = 0x1234, per_lap = 1024 + 8;
-    const uint64_t laps[] = {
-        1, 63, 64, 65, 65536, 1u << 20, ((uint64_t)1 << 32) / per_lap + 3};
-    struct rnic_sge sg[CHAIN_EN_LAP_SGES];
-    struct chain_wqe lo, hi;
-    struct chain_q q;
-
-    ck_assert_int_eq(chain_q_open(dev, &a, &q), 0);
-    ck_assert_int_eq(chain_send_en(&q, &q, lo0, 0, &lo), 0);
-    ck_assert_int_eq(chain_send_en(&q, &q, hi0, 0, &hi), 0);
-    for (unsigned k = 0; k < sizeof(laps) / sizeof(laps[0]); k++) {
-        uint64_t v = chain_en_lap_counter(lo0, hi0) +
-                     laps[k] * chain_en_lap_counter(per_lap, per_lap);
-
-        ck_assert_uint_eq(chain_en_lap_sges(&lo, &hi, q.sink, sg), 5);
-        scatter_counter(v, sg, 5);
-        ck_assert_uint_eq((uint16_t)field_be32(&lo, CHAIN_F_INDEX, 0),
-                          (uint16_t)(lo0 + laps[k] * per_lap));
-        ck_assert_uint_eq((uint16_t)field_be32(&hi, CHAIN_F_INDEX, 0),
-                          (uint16_t)(hi0 + laps[k] * per_lap));
-    }
-    chain_wqe_set_index(&hi, hi0);
-    ck_assert_uint_eq(chain_en_lap_sges(&lo, NULL, q.sink, sg), 3);
-    scatter_counter(chain_en_lap_counter(lo0, 0) +
-                        7 * chain_en_lap_counter(per_lap, 0),
-                    sg, 3);
-    ck_assert_uint_eq((uint16_t)field_be32(&lo, CHAIN_F_INDEX, 0),
-                      (lo0 + 7 * per_lap) & 0xffff);
-    ck_assert_uint_eq(field_be32(&hi, CHAIN_F_INDEX, 0), hi0);
-    chain_q_close(&q);
-    rnic_close(dev);
-}
-END_TEST
-
 START_TEST(recycled_misuse)
 {
     struct rnic_device *dev = tc_open(0);
@@ -398,7 +337,6 @@ int main(void)
     tcase_add_test(tc, unrolled_reuses_queues);
     tcase_add_test(tc, recycled_laps_exact);
     tcase_add_test(tc, recycled_indexes_across_wraps);
-    tcase_add_test(tc, en_lap_counter_across_wraps);
     tcase_add_test(tc, recycled_misuse);
     suite_add_tcase(s, tc);
     return run_suite(s);

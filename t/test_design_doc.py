@@ -25,7 +25,7 @@ SRC = os.environ.get("top_srcdir",
 DUMP = os.path.join(TOP, "t", "pipeline_dump")
 DOC = os.path.join(SRC, "docs", "design.md")
 TABLES = {"w": "**Worker unit i**", "r": "**Response unit i**"}
-UNIT = {"w": 16, "r": 8}  # WQEBBs: OFL_W_UNIT(false), OFL_RESP_UNIT
+UNIT = {"w": 16, "r": 8}  # WQEBBs: OFL_W_UNIT, OFL_RESP_UNIT
 
 
 def doc_rows(lines, title):

@@ -571,7 +571,12 @@ START_TEST(librdn_client)
     ck_assert_int_eq(ofl_client_hello(&c, &h), 0);
     ck_assert_int_eq(rnic_qp_addr(srv, &sa), 0);
     ck_assert_int_eq(rnic_connect(srv, (const struct rnic_addr *)h.qp_addr), 0);
-    c.rq_window = 16;
+    /* Made-up numbers: each lap word is first + step * n. */
+    for (unsigned f = 0; f < RDN_LAP_WORDS; f++) {
+        c.plan.first[f] = 16 + 1000 * f;
+        c.plan.step[f] = 1 + 3 * f;
+    }
+    c.plan.first[RDN_LAP_WORDS - 1] = UINT32_MAX; /* wraps modulo 2^32 */
     ck_assert_int_eq(ofl_client_connect(&c, sa.bytes), 0);
     for (uint32_t i = 0; i < 4; i++) {
         const char *key = reqs[i].key ? reqs[i].key : "absent";
@@ -588,7 +593,9 @@ START_TEST(librdn_client)
         ck_assert_int_eq(wc.status, RNIC_WC_SUCCESS);
         ck_assert_uint_eq(wc.byte_len, sizeof(*r));
         ck_assert_uint_eq(be32_to_cpu(r->req_id), i);
-        ck_assert_uint_eq(be32_to_cpu(r->rq_db), i + 1 + 16);
+        for (unsigned f = 0; f < RDN_LAP_WORDS; f++)
+            ck_assert_uint_eq(be32_to_cpu(r->lap[f]),
+                              (uint32_t)(c.plan.first[f] + c.plan.step[f] * i));
         answer(srv, &h, &g, i, reqs[i].key, reqs[i].nbytes);
         ck_assert_int_eq(ofl_client_wait(&c, WAIT_MS, &n), 1);
         ck_assert_uint_eq(n, i);

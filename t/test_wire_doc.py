@@ -90,7 +90,7 @@ def main():
         documented.add(name)
         check_table(t, name, rows)
     for name in ("rdn_msg_hdr", "rdn_hello", "rdn_welcome", "rdn_geometry",
-                 "rdn_reject", "rdn_resume", "rdn_get_req"):
+                 "rdn_reject", "rdn_resume", "rdn_get_req", "rdn_lap_plan"):
         t.check("%s has a layout table" % name, name in documented)
 
     for name, size in SIZED.findall(text):

@@ -78,6 +78,7 @@ static void wire(void)
     CONST(RDN_GEO_EXPANDING);
     CONST(RDN_HITS_MAX);
     CONST(RDN_REQ_CMP);
+    CONST(RDN_LAP_WORDS);
     CONST(RDN_RESP_GEN_OFF);
     CONST(RDN_RESP_ITEM_OFF);
     printf("string RDN_HASH_NAME %s\n", RDN_HASH_NAME);
@@ -116,8 +117,13 @@ static void wire(void)
     FIELD(rdn_welcome, client_id);
     FIELD(rdn_welcome, depth);
     FIELD(rdn_welcome, slot_min);
-    FIELD(rdn_welcome, rq_window);
+    FIELD(rdn_welcome, rsvd);
     FIELD(rdn_welcome, token);
+    FIELD(rdn_welcome, plan);
+
+    STRUCT(rdn_lap_plan);
+    FIELD(rdn_lap_plan, first);
+    FIELD(rdn_lap_plan, step);
 
     STRUCT(rdn_reject);
     FIELD(rdn_reject, status);
@@ -136,7 +142,7 @@ static void wire(void)
     FIELD_BE_ARRAY(rdn_get_req, bucket_addr);
     FIELD_BE_ARRAY(rdn_get_req, compare);
     FIELD_BE(rdn_get_req, req_id);
-    FIELD_BE(rdn_get_req, rq_db);
+    FIELD_BE_ARRAY(rdn_get_req, lap);
 }
 
 /* What the NIC reads and sends: the table and the item. */

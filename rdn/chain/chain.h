@@ -573,19 +573,6 @@ uint64_t chain_lap_counter(uint32_t wait_count, uint32_t en_index);
  * count and en's index (the gap bytes go to sink). */
 void chain_lap_sges(const struct chain_wqe *wait, const struct chain_wqe *en,
                     struct chain_loc sink, struct rnic_sge out[CHAIN_LAP_SGES]);
-/*
- * The same for one or two enables that no WAIT precedes (a FENCEd SEND_EN
- * runs once the READs and atomics before it completed, so it needs no
- * count): chain_en_lap_counter(lo index, hi index) has the low 16 bits of
- * lo's index in bytes 0-1 and of hi's in bytes 6-7, and
- * chain_en_lap_sges() copies them into lo's and, unless hi is NULL, hi's
- * index. Returns the number of entries written (3 without hi, else 5).
- */
-#define CHAIN_EN_LAP_SGES 5
-uint64_t chain_en_lap_counter(uint32_t lo_index, uint32_t hi_index);
-unsigned chain_en_lap_sges(const struct chain_wqe *lo,
-                           const struct chain_wqe *hi, struct chain_loc sink,
-                           struct rnic_sge out[CHAIN_EN_LAP_SGES]);
 /* Posts NOPs filling exactly nbb WQEBBs (up to 7 per WQE). Returns 0 or
  * chain_post()'s error (-ENOSPC: the ring is full). */
 int chain_pad(struct chain_q *q, uint32_t nbb);

@@ -210,35 +210,6 @@ void chain_lap_sges(const struct chain_wqe *wait, const struct chain_wqe *en,
     out[6] = chain_loc_sge(chain_be_byte(ei, 1));
 }
 
-/*
- * The low lane is a WAIT count's lane holding only an index's 16 bits:
- * its bits 16-47 absorb the index's carries as the gap above does.
- */
-uint64_t chain_en_lap_counter(uint32_t lo_index, uint32_t hi_index)
-{
-    return chain_lap_counter(lo_index & 0xffff, hi_index);
-}
-
-unsigned chain_en_lap_sges(const struct chain_wqe *lo,
-                           const struct chain_wqe *hi, struct chain_loc sink,
-                           struct rnic_sge out[CHAIN_EN_LAP_SGES])
-{
-    struct chain_loc li, hi_idx;
-
-    chain_field(lo, CHAIN_F_INDEX, 0, &li);
-    out[0] = chain_loc_sge(chain_be_byte(li, 0));
-    out[1] = chain_loc_sge(chain_be_byte(li, 1));
-    if (!hi) {
-        out[2] = chain_loc_sge(chain_loc_part(sink, 0, 6));
-        return 3;
-    }
-    chain_field(hi, CHAIN_F_INDEX, 0, &hi_idx);
-    out[2] = chain_loc_sge(chain_loc_part(sink, 0, 4));
-    out[3] = chain_loc_sge(chain_be_byte(hi_idx, 0));
-    out[4] = chain_loc_sge(chain_be_byte(hi_idx, 1));
-    return 5;
-}
-
 int chain_pad(struct chain_q *q, uint32_t nbb)
 {
     while (nbb) {

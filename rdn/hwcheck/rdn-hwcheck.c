@@ -483,7 +483,7 @@ close_q:
  * come back a verified hit with its value, one of another key a miss.
  */
 #define GET_HASHPOWER 1 /* two buckets: both candidates of every key */
-#define GET_ITERS     2 /* the pipeline's smallest lap */
+#define GET_ITERS     4 /* the pipeline's smallest lap */
 #define GET_DEPTH     2 /* client response slots */
 #define GET_ITEM_MAX  64
 #define GET_GEN_OFF   512 /* the generation word, after the item */
@@ -591,7 +591,7 @@ static int rig_pipe(struct probe_ctx *c, struct get_rig *r)
         snprintf(c->detail, sizeof(c->detail), "pipeline: %s", ofl_errmsg());
         return rc;
     }
-    r->cli.rq_window = cfg.iters;
+    ofl_pipe_plan(&cfg, &r->cli.plan);
     rc = ofl_client_connect(&r->cli, sa.bytes);
     if (rc < 0)
         return fail(c, rc, "client connect");

@@ -202,14 +202,13 @@ static int hello(struct rdn_srv *s)
         rc = ofl_wire_send(s->ctl, RDN_MSG_HELLO, &h, sizeof(h), 0);
     if (rc == 0)
         rc = expect_msg(s, RDN_MSG_WELCOME, &w, sizeof(w));
-    if (rc == 0 &&
-        (!geometry_ok(&w.geo) || w.depth == 0 || w.depth > s->opts->depth ||
-         (w.depth & (w.depth - 1)) || w.rq_window < w.depth))
+    if (rc == 0 && (!geometry_ok(&w.geo) || w.depth == 0 ||
+                    w.depth > s->opts->depth || (w.depth & (w.depth - 1))))
         rc = -EPROTO;
     if (rc < 0)
         return rc;
     s->nic.depth = w.depth; /* fewer slots granted: use the first ones */
-    s->nic.rq_window = w.rq_window;
+    s->nic.plan = w.plan;
     s->geo = w.geo;
     s->geo_ms = mono_ms();
     s->id = w.client_id;

@@ -128,9 +128,10 @@ static unsigned send_flags(const struct ofl_client *c, uint64_t n)
     return (n & (every - 1)) == every - 1 ? CHAIN_SIGNALED : 0;
 }
 
-static void fill_req(const struct ofl_client *c, struct rdn_get_req *r,
-                     const struct rdn_geometry *g, const struct rdn_keyhash *kh,
-                     uint64_t n)
+void ofl_client_build_req(const struct ofl_client *c,
+                          const struct rdn_geometry *g,
+                          const struct rdn_keyhash *kh, uint64_t n,
+                          struct rdn_get_req *r)
 {
     be64 cmp = cpu_to_be64(rdn_slot_match(kh->fp));
 
@@ -139,11 +140,21 @@ static void fill_req(const struct ofl_client *c, struct rdn_get_req *r,
     for (unsigned i = 0; i < RDN_REQ_CMP; i++)
         r->compare[i] = cmp;
     r->req_id = cpu_to_be32((uint32_t)n);
-    r->rq_db = cpu_to_be32((uint32_t)(n + 1 + c->rq_window));
+    rdn_get_req_set_lap(r, &c->plan, n);
 }
 
 int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,
                         const struct rdn_keyhash *kh)
+{
+    struct rdn_get_req r;
+
+    if (!c || !g || !kh)
+        return -EINVAL;
+    ofl_client_build_req(c, g, kh, c->sent, &r);
+    return ofl_client_send_req(c, &r);
+}
+
+int64_t ofl_client_send_req(struct ofl_client *c, const struct rdn_get_req *req)
 {
     uint64_t n;
     uint8_t *slot;
@@ -151,7 +162,7 @@ int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,
     struct rnic_sge s;
     int rc;
 
-    if (!c || !g || !kh)
+    if (!c || !req)
         return -EINVAL;
     if (c->sent - c->answered >= c->depth)
         return -EBUSY;
@@ -167,7 +178,7 @@ int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,
     memset(slot, 0, RDN_RESP_ITEM_OFF + sizeof(struct rdn_item));
     ((struct rdn_item *)(slot + RDN_RESP_ITEM_OFF))->stamp = RDN_RESP_UNTOUCHED;
     r = (struct rdn_get_req *)(c->reqs.ptr + (n & (c->depth - 1)) * sizeof(*r));
-    fill_req(c, r, g, kh, n);
+    *r = *req;
     s = chain_loc_sge(
         chain_buf_loc(&c->reqs, (uint8_t *)r - c->reqs.ptr, sizeof(*r)));
     rc = chain_send(&c->q, &s, 1, send_flags(c, n), NULL);

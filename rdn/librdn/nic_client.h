@@ -28,9 +28,9 @@ struct ofl_client {
     struct chain_buf slots; /* depth * slot_size, remote write */
     struct chain_buf reqs;  /* depth request buffers */
     uint32_t depth, slot_size;
-    uint32_t rq_window; /* the welcome's: each request's rq_db */
-    uint64_t sent;      /* requests sent */
-    uint64_t answered;  /* answers received */
+    struct rdn_lap_plan plan; /* the welcome's: each request's lap words */
+    uint64_t sent;            /* requests sent */
+    uint64_t answered;        /* answers received */
 };
 
 /*
@@ -51,7 +51,7 @@ int ofl_client_hello(const struct ofl_client *c, struct rdn_hello *h);
 /*
  * Connects to the server's client-facing QP (the WELCOME's address) and
  * posts one receive per slot for the answers' WRITE_IMMs. Set c->depth to
- * the depth the server granted and c->rq_window to its window first.
+ * the depth the server granted and c->plan to the welcome's plan first.
  * Returns 0 or the rnic_connect() / chain_post_recv() error.
  */
 int ofl_client_connect(struct ofl_client *c,
@@ -64,6 +64,19 @@ int ofl_client_connect(struct ofl_client *c,
  */
 int64_t ofl_client_send(struct ofl_client *c, const struct rdn_geometry *g,
                         const struct rdn_keyhash *kh);
+/*
+ * The two halves of ofl_client_send(), for tests that send what no client
+ * would: ofl_client_build_req() writes request n for a key into *r;
+ * ofl_client_send_req() clears the next request's slot and sends *r as it
+ * is (its req_id and lap words should be for request c->sent). Returns as
+ * ofl_client_send().
+ */
+void ofl_client_build_req(const struct ofl_client *c,
+                          const struct rdn_geometry *g,
+                          const struct rdn_keyhash *kh, uint64_t n,
+                          struct rdn_get_req *r);
+int64_t ofl_client_send_req(struct ofl_client *c,
+                            const struct rdn_get_req *req);
 /*
  * Waits up to timeout_ms for the next answer. Returns 1 with *req set to
  * its request number, 0 on timeout, or a negative errno (-EIO: the QP

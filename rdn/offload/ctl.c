@@ -260,8 +260,8 @@ static int do_hello(struct rdn_offload *o, struct ofl_conn *c, const uint8_t *p,
     w.client_id = c->id;
     w.depth = c->depth;
     w.slot_min = (uint32_t)rdn_resp_slot_size(o->cfg.item_size_max);
-    w.rq_window = o->cfg.iters;
     w.token = c->token;
+    ofl_pipe_plan(&c->pipe.cfg, &w.plan);
     /* The QPN too: the operator (and t/offload_hosts.sh, aiming forged
      * packets at it) can tell a client's QP in rdn-nicd's counters and a
      * capture. */

@@ -33,7 +33,7 @@
 #include "proto/barrier.h"
 #include "rdn/offload/offload_int.h"
 
-#define OFL_PSTATE_MAGIC UINT64_C(0x38304c464f4e4452) /* "RDNOFL08" */
+#define OFL_PSTATE_MAGIC UINT64_C(0x39304c464f4e4452) /* "RDNOFL09" */
 #define OFL_MASTER_WQEBB 64
 #define OFL_DONE_DEPTH   (1u << 16)
 

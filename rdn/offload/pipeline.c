@@ -33,8 +33,9 @@ const char *ofl_errmsg(void)
     return ofl_msg[0] ? ofl_msg : "no error";
 }
 
-#define OFL_READ_DS   (2 + 2 * RDN_BUCKET_SLOTS) /* ctrl, raddr, scatter */
-#define OFL_RECV_SGE  (2 + OFL_RESP_WQES + 2)    /* see post_recv() */
+#define OFL_READ_DS (2 + 2 * RDN_BUCKET_SLOTS) /* ctrl, raddr, scatter */
+/* Scatter entries of a receive: see post_recv(). */
+#define OFL_RECV_SGE  (2 + OFL_RESP_WQES + 1 + RDN_LAP_WORDS)
 #define OFL_WORKER_CQ 64 /* only errors complete there; nobody polls */
 #define OFL_HEAD      2  /* WQEBBs of a worker unit's head */
 #define OFL_IMM_OFF   OFL_RESP_WQES /* WQEBB of the WRITE_IMM in a unit */
@@ -49,26 +50,61 @@ _Static_assert(OFL_RECV_SGE <= MLX5_RECV_MAX_SGE, "receive scatter list");
 _Static_assert(2 * RDN_BUCKET_SLOTS <= CHAIN_MAX_SGE, "READ scatter list");
 
 /*
- * A worker unit's enables and their lap counters. The head (a WAIT for the
- * request, then a SEND_EN of the worker itself) moves with OFL_HEAD_CTR.
- * The releases of the response WQEs are SEND_ENs of resp with a FENCE:
- * the NIC runs them once every CAS before them completed, so they need no
- * WAIT and no signaled CAS; their indexes move with OFL_REL_CTR. With
- * cfg.seq there are two (bucket 1's WQEs, then the rest), else one.
+ * The lap words of a request (struct rdn_get_req): the receive doorbell
+ * record, then the indexes of a worker unit: its head's WAIT count and
+ * SEND_EN index, and the releases of its response WQEs (FENCEd SEND_ENs of
+ * resp: the NIC runs them once every CAS before them completed, so they
+ * need no WAIT and no signaled CAS). With cfg.seq there are two releases
+ * (bucket 1's WQEs, then the rest), else only the tail one.
  */
-enum { OFL_HEAD_CTR, OFL_REL_CTR, OFL_CTRS };
-enum { OFL_REL_MID, OFL_REL_TAIL, OFL_RELS };
+enum { OFL_LAP_RQ_DB, OFL_LAP_WAIT, OFL_LAP_HEAD, OFL_LAP_TAIL, OFL_LAP_MID };
+_Static_assert(OFL_LAP_MID + 1 == RDN_LAP_WORDS, "lap words");
 
-_Static_assert(CHAIN_LAP_SGES + CHAIN_EN_LAP_SGES <= CHAIN_MAX_SGE,
-               "counters' READ");
-
-/* What building unit i leaves for the counters and the receive. */
+/* What building unit i leaves for the receives (unit i's, and the one
+ * that moves unit i a lap on). */
 struct ofl_unit {
-    struct chain_wqe wait, en; /* the head */
-    struct chain_wqe rel[OFL_RELS];
-    uint32_t rel_index[OFL_RELS];
+    struct chain_wqe wait, en;  /* the head */
+    struct chain_wqe tail, mid; /* the releases (mid: cfg.seq only) */
     struct chain_wqe read[2], cas[OFL_RESP_WQES], imm;
 };
+
+/* Returns the value of index word f in iteration k's unit (the rings start
+ * at index 0, and hold one lap). */
+static uint32_t unit_word(unsigned f, uint32_t k)
+{
+    switch (f) {
+    case OFL_LAP_WAIT:
+        return k + 1; /* request k's receive completion */
+    case OFL_LAP_HEAD:
+        return (k + 1) * OFL_W_UNIT + OFL_HEAD; /* next head */
+    case OFL_LAP_TAIL:
+        return (k + 1) * OFL_RESP_UNIT; /* the whole response unit */
+    default:
+        return k * OFL_RESP_UNIT + RDN_BUCKET_SLOTS; /* bucket 1's WQEs */
+    }
+}
+
+/*
+ * Request n re-posts the receive of request n + iters through the
+ * doorbell record, and moves on the unit that served request n - depth,
+ * which ran to its end before the client could send request n (its answer
+ * was needed to reuse the slot), to iteration n - depth + iters. That
+ * unit's head is released by the previous unit only once request
+ * n - depth + iters - 1 arrived: after request n, since depth <= iters / 2.
+ */
+void ofl_pipe_plan(const struct ofl_pipe_cfg *c, struct rdn_lap_plan *out)
+{
+    const uint32_t lead = c->iters - c->depth;
+
+    memset(out, 0, sizeof(*out));
+    out->first[OFL_LAP_RQ_DB] = c->iters + 1;
+    out->step[OFL_LAP_RQ_DB] = 1;
+    for (unsigned f = OFL_LAP_WAIT; f <= (c->seq ? OFL_LAP_MID : OFL_LAP_TAIL);
+         f++) {
+        out->first[f] = unit_word(f, lead);
+        out->step[f] = unit_word(f, lead + 1) - out->first[f];
+    }
+}
 
 /* Returns the compare a CAS holds until a request overwrites it: ds 0,
  * which no match word has (they all carry RDN_SLOT_DS), so it matches
@@ -92,13 +128,6 @@ static struct chain_loc client_loc(const struct ofl_pipe *p, uint64_t addr,
                           .rkey = p->cfg.slot_rkey};
 
     return l;
-}
-
-/* Returns lap counter k of unit i. */
-static struct chain_loc counter(const struct ofl_pipe *p, uint32_t i,
-                                unsigned k)
-{
-    return chain_buf_loc(&p->ctr, ((size_t)i * OFL_CTRS + k) * 8, 8);
 }
 
 /* ---- building blocks -------------------------------------------------- */
@@ -206,66 +235,22 @@ static int post_close(struct ofl_pipe *p, uint32_t i, uint32_t r0,
     return rc;
 }
 
-/* Returns lap 0's value of unit i's release counter (chain.h). */
-static uint64_t rel_counter0(const struct ofl_pipe *p, const struct ofl_unit *u)
+/* Posts a FENCEd SEND_EN of resp up to unit i's index word f: it runs once
+ * the CASes posted before it completed. */
+static int post_release(struct ofl_pipe *p, uint32_t i, unsigned f,
+                        struct chain_wqe *out)
 {
-    return p->cfg.seq ? chain_en_lap_counter(u->rel_index[OFL_REL_MID],
-                                             u->rel_index[OFL_REL_TAIL])
-                      : chain_en_lap_counter(u->rel_index[OFL_REL_TAIL], 0);
-}
-
-/*
- * Posts the lap bookkeeping of unit i, after its last SEND_EN ran: an FADD
- * per counter moves it a lap ahead, then one READ (FENCEd: after the
- * FADDs) copies both counters into the head's WAIT and SEND_EN and into
- * the releases at once. The unit's receive is re-posted by the request
- * itself (struct rdn_get_req's rq_db), so no WQE here copies a count into
- * the doorbell record.
- */
-static int post_patches(struct ofl_pipe *p, uint32_t i,
-                        const struct ofl_unit *u)
-{
-    const uint32_t iters = p->cfg.iters, resp_lap = iters * OFL_RESP_UNIT;
-    const uint64_t inc[OFL_CTRS] = {
-        [OFL_HEAD_CTR] =
-            chain_lap_counter(iters, iters * OFL_W_UNIT(p->cfg.seq)),
-        [OFL_REL_CTR] = chain_en_lap_counter(resp_lap, resp_lap),
-    };
-    struct rnic_sge sg[CHAIN_LAP_SGES + CHAIN_EN_LAP_SGES];
-    unsigned n = CHAIN_LAP_SGES;
-    int rc = 0;
-
-    for (unsigned k = 0; k < OFL_CTRS && rc == 0; k++)
-        rc = chain_fadd(&p->w, counter(p, i, k), inc[k], NULL, 0, NULL);
-    chain_lap_sges(&u->wait, &u->en, p->w.sink, sg);
-    n += chain_en_lap_sges(&u->rel[p->cfg.seq ? OFL_REL_MID : OFL_REL_TAIL],
-                           p->cfg.seq ? &u->rel[OFL_REL_TAIL] : NULL, p->w.sink,
-                           &sg[n]);
-    if (rc == 0)
-        rc = chain_read(
-            &p->w, sg, n,
-            chain_buf_loc(&p->ctr, (size_t)i * OFL_CTRS * 8, OFL_CTRS * 8),
-            CHAIN_FENCE, NULL);
-    return rc;
-}
-
-/* Posts a FENCEd SEND_EN of resp up to index: it runs once the CASes
- * posted before it completed. */
-static int post_release(struct ofl_pipe *p, uint32_t index, unsigned which,
-                        struct ofl_unit *u)
-{
-    u->rel_index[which] = index;
-    return chain_send_en(&p->w, &p->resp, index, CHAIN_FENCE, &u->rel[which]);
+    return chain_send_en(&p->w, &p->resp, unit_word(f, i), CHAIN_FENCE, out);
 }
 
 /*
  * Searches both buckets at once: both READs in flight, all four CASes
  * issued (the first waits for both READs); the tail release follows them.
  * A release of bucket 1's WQEs alone, once its CASes completed, would
- * need a WAIT on a signaled CAS and a counter of its own: more NIC work
+ * need a WAIT on a signaled CAS and a lap word of its own: more NIC work
  * per GET than the answer's earlier start gains.
  */
-static int lookup_parallel(struct ofl_pipe *p, uint32_t i, uint32_t r0,
+static int lookup_parallel(struct ofl_pipe *p, uint32_t i,
                            struct chain_wqe *resp, struct ofl_unit *u)
 {
     int rc = post_read(p, &u->read[0]);
@@ -284,15 +269,15 @@ static int lookup_parallel(struct ofl_pipe *p, uint32_t i, uint32_t r0,
  * CASes, release of its WQEs), and only then bucket 2's READ, which the
  * release's FENCE holds back.
  */
-static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
-                      struct chain_wqe *resp, struct ofl_unit *u)
+static int lookup_seq(struct ofl_pipe *p, uint32_t i, struct chain_wqe *resp,
+                      struct ofl_unit *u)
 {
     int rc = post_read(p, &u->read[0]);
 
     if (rc == 0)
         rc = post_bucket(p, i, 0, true, resp, u);
     if (rc == 0)
-        rc = post_release(p, r0 + RDN_BUCKET_SLOTS, OFL_REL_MID, u);
+        rc = post_release(p, i, OFL_LAP_MID, &u->mid);
     if (rc == 0)
         rc = post_read(p, &u->read[1]);
     if (rc == 0)
@@ -301,97 +286,108 @@ static int lookup_seq(struct ofl_pipe *p, uint32_t i, uint32_t r0,
 }
 
 /*
- * Posts worker unit i and response unit i, with lap-0 indexes (w_base and
- * r_base are the rings' first indexes) and sets unit i's counters to lap
- * 0's values, so their first bump yields lap 1's. The response WQEs are
- * released once all CASes completed (with cfg.seq, bucket 1's as soon as
- * its own did).
+ * Posts worker unit i and response unit i with lap 0's indexes. The
+ * response WQEs are released once all CASes completed (with cfg.seq,
+ * bucket 1's as soon as its own did). Nothing in the unit moves it to the
+ * next lap: a later request's receive does (post_recv()).
  */
-static int post_unit(struct ofl_pipe *p, uint32_t i, uint32_t w_base,
-                     uint32_t r_base, struct ofl_unit *u)
+static int post_unit(struct ofl_pipe *p, uint32_t i, struct ofl_unit *u)
 {
-    const uint32_t w_unit = OFL_W_UNIT(p->cfg.seq), w0 = p->w.pi;
-    const uint32_t next = w_base + (i + 1) * w_unit + OFL_HEAD;
-    const uint32_t r0 = r_base + i * OFL_RESP_UNIT;
+    const uint32_t w_unit = OFL_W_UNIT, w0 = p->w.pi;
+    const uint32_t r0 = p->resp.pi;
     struct chain_wqe resp[OFL_RESP_WQES];
-    uint64_t ctr0[OFL_CTRS];
-    int rc = chain_wait(&p->w, p->resp.rcq, i + 1, 0, &u->wait);
+    int rc =
+        chain_wait(&p->w, p->resp.rcq, unit_word(OFL_LAP_WAIT, i), 0, &u->wait);
 
     if (rc == 0)
-        rc = chain_send_en(&p->w, &p->w, next, 0, &u->en);
+        rc = chain_send_en(&p->w, &p->w, unit_word(OFL_LAP_HEAD, i), 0, &u->en);
     if (rc == 0)
-        rc = p->cfg.seq ? lookup_seq(p, i, r0, resp, u)
-                        : lookup_parallel(p, i, r0, resp, u);
+        rc = p->cfg.seq ? lookup_seq(p, i, resp, u)
+                        : lookup_parallel(p, i, resp, u);
     if (rc == 0)
         rc = post_close(p, i, r0, u);
     if (rc == 0)
-        rc = post_release(p, r0 + OFL_RESP_UNIT, OFL_REL_TAIL, u);
-    if (rc == 0)
-        rc = post_patches(p, i, u);
+        rc = post_release(p, i, OFL_LAP_TAIL, &u->tail);
     if (rc < 0)
         return ofl_err(rc, "unit %u: %s", i, chain_errmsg());
     if (p->w.pi - w0 > w_unit)
         return ofl_err(-EPROTO, "unit %u takes %u worker WQEBBs, more than %u",
                        i, p->w.pi - w0, w_unit);
     rc = chain_pad(&p->w, w_unit - (p->w.pi - w0));
-    if (rc < 0)
-        return ofl_err(rc, "unit %u: %s", i, chain_errmsg());
-    ctr0[OFL_HEAD_CTR] = chain_lap_counter(i + 1, next);
-    ctr0[OFL_REL_CTR] = rel_counter0(p, u);
-    memcpy(counter(p, i, 0).ptr, ctr0, sizeof(ctr0));
-    return 0;
+    return rc < 0 ? ofl_err(rc, "unit %u: %s", i, chain_errmsg()) : 0;
+}
+
+/* Appends the scatter entry of WQE w's field f. */
+static int add_field(struct rnic_sge *sge, unsigned *n,
+                     const struct chain_wqe *w, enum chain_field f)
+{
+    struct chain_loc l;
+    int rc = chain_field(w, f, 0, &l);
+
+    if (rc == 0)
+        sge[(*n)++] = chain_loc_sge(l);
+    return rc;
 }
 
 /*
  * Posts the receive of unit i: its scatter list follows struct
  * rdn_get_req, bucket addresses into the READs, compares into the CASes,
- * the request id into the WRITE_IMM, the receive count into the doorbell
- * record (re-posting the receive of GET k + iters). Posted once.
+ * the request id into the WRITE_IMM, then the lap words: the doorbell
+ * record (re-posting the receive of request k + iters) and the indexes of
+ * unit `back` (ofl_pipe_plan() says which one). Posted once.
  */
-static int post_recv(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u)
+static int post_recv(struct ofl_pipe *p, uint32_t i, const struct ofl_unit *u,
+                     const struct ofl_unit *back)
 {
     struct rnic_sge sge[OFL_RECV_SGE];
-    struct chain_loc l;
     unsigned n = 0;
     int rc = 0;
 
-    for (unsigned b = 0; b < 2 && rc == 0; b++) {
-        rc = chain_field(&u->read[b], CHAIN_F_RADDR, 0, &l);
-        sge[n++] = chain_loc_sge(l);
-    }
-    for (unsigned j = 0; j < OFL_RESP_WQES && rc == 0; j++) {
-        rc = chain_field(&u->cas[j], CHAIN_F_COMPARE, 0, &l);
-        sge[n++] = chain_loc_sge(l);
-    }
+    for (unsigned b = 0; b < 2 && rc == 0; b++)
+        rc = add_field(sge, &n, &u->read[b], CHAIN_F_RADDR);
+    for (unsigned j = 0; j < OFL_RESP_WQES && rc == 0; j++)
+        rc = add_field(sge, &n, &u->cas[j], CHAIN_F_COMPARE);
     if (rc == 0)
-        rc = chain_field(&u->imm, CHAIN_F_IMM, 0, &l);
-    if (rc == 0) {
-        sge[n++] = chain_loc_sge(l);
-        sge[n++] = chain_loc_sge(p->resp.rq_db);
+        rc = add_field(sge, &n, &u->imm, CHAIN_F_IMM);
+    sge[n++] = chain_loc_sge(p->resp.rq_db);
+    if (rc == 0)
+        rc = add_field(sge, &n, &back->wait, CHAIN_F_INDEX);
+    if (rc == 0)
+        rc = add_field(sge, &n, &back->en, CHAIN_F_INDEX);
+    if (rc == 0)
+        rc = add_field(sge, &n, &back->tail, CHAIN_F_INDEX);
+    if (rc == 0 && p->cfg.seq)
+        rc = add_field(sge, &n, &back->mid, CHAIN_F_INDEX);
+    else if (rc == 0)
+        sge[n++] = chain_loc_sge(chain_loc_part(p->resp.sink, 0, 4));
+    if (rc == 0)
         rc = chain_post_recv(&p->resp, sge, n, i);
-    }
     return rc < 0 ? ofl_err(rc, "receive %u: %s", i, chain_errmsg()) : 0;
 }
 
-/* Builds the whole lap on fresh rings and posts one receive per unit. */
+/* Builds the whole lap on fresh rings, then posts one receive per unit. */
 static int build_lap(struct ofl_pipe *p)
 {
-    uint32_t w_base = p->w.pi, r_base = p->resp.pi;
+    const uint32_t iters = p->cfg.iters, back = iters - p->cfg.depth;
     uint32_t cq0 = p->w.scq->count;
-    struct ofl_unit u;
+    struct ofl_unit *u = calloc(iters, sizeof(*u));
     int rc = 0;
 
-    for (uint32_t i = 0; i < p->cfg.iters && rc == 0; i++) {
-        rc = post_unit(p, i, w_base, r_base, &u);
-        if (rc == 0)
-            rc = post_recv(p, i, &u);
-    }
+    if (!u)
+        return ofl_err(-ENOMEM, "building the lap: out of memory");
+    if (p->w.pi != 0 || p->resp.pi != 0)
+        rc = ofl_err(-EPROTO, "the rings are not fresh");
+    for (uint32_t i = 0; i < iters && rc == 0; i++)
+        rc = post_unit(p, i, &u[i]);
+    for (uint32_t i = 0; i < iters && rc == 0; i++)
+        rc = post_recv(p, i, &u[i], &u[(i + back) & (iters - 1)]);
     /* The indexes above assume exactly one lap per ring, and nothing
      * on the worker produces a completion. */
     if (rc == 0 &&
-        (p->w.pi - w_base != p->w.sq.wqebb_cnt ||
-         p->resp.pi - r_base != p->resp.sq.wqebb_cnt || p->w.scq->count != cq0))
+        (p->w.pi != p->w.sq.wqebb_cnt || p->resp.pi != p->resp.sq.wqebb_cnt ||
+         p->w.scq->count != cq0))
         rc = ofl_err(-EPROTO, "the lap does not fill the rings exactly");
+    free(u);
     return rc;
 }
 
@@ -399,9 +395,9 @@ static int build_lap(struct ofl_pipe *p)
 
 static bool cfg_ok(const struct ofl_pipe_cfg *c)
 {
-    return c && c->iters >= 2 && c->iters <= OFL_MAX_ITERS &&
+    return c && c->iters >= 4 && c->iters <= OFL_MAX_ITERS &&
            !(c->iters & (c->iters - 1)) && c->depth >= 1 &&
-           c->depth <= c->iters && !(c->depth & (c->depth - 1)) &&
+           c->depth <= c->iters / 2 && !(c->depth & (c->depth - 1)) &&
            c->table_mr && c->gen.ptr && c->gen.len == 8 && c->done_cq &&
            c->master && c->slot_size >= rdn_resp_slot_size(0);
 }
@@ -433,16 +429,13 @@ int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
         .ring_access = RNIC_ACCESS_LOCAL_WRITE,
     };
     struct chain_q_attr ra;
-    const unsigned ctr_access = RNIC_ACCESS_LOCAL_WRITE |
-                                RNIC_ACCESS_REMOTE_READ |
-                                RNIC_ACCESS_REMOTE_ATOMIC;
     int rc;
 
     if (!dev || !p || !cfg_ok(cfg))
         return ofl_err(-EINVAL, "ofl_pipe_open: bad argument");
     memset(p, 0, sizeof(*p));
     p->cfg = *cfg;
-    wa.sq_wqebb = cfg->iters * OFL_W_UNIT(cfg->seq);
+    wa.sq_wqebb = cfg->iters * OFL_W_UNIT;
     resp_attr(cfg, &ra);
     rc = chain_q_open(dev, &wa, &p->w);
     if (rc < 0)
@@ -457,19 +450,11 @@ int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
         ofl_err(rc, "response queue: %s", chain_errmsg());
         goto err_close_w;
     }
-    rc = chain_buf_open(dev, (size_t)cfg->iters * OFL_CTRS * 8, ctr_access,
-                        &p->ctr);
-    if (rc < 0) {
-        ofl_err(rc, "lap counters: %s", chain_errmsg());
-        goto err_close_resp;
-    }
     rc = build_lap(p);
     if (rc < 0)
-        goto err_close_ctr;
+        goto err_close_resp;
     return 0;
 
-err_close_ctr:
-    chain_buf_close(&p->ctr);
 err_close_resp:
     chain_q_close(&p->resp);
 err_close_w:
@@ -636,9 +621,9 @@ bool ofl_pipe_failed(struct ofl_pipe *p)
 
 /* ---- persistence ------------------------------------------------------ */
 
-/* A pipeline's three parts' names under prefix (1..40 chars). */
+/* A pipeline's two parts' names under prefix (1..40 chars). */
 struct ofl_names {
-    char w[64], r[64], ctr[64];
+    char w[64], r[64];
 };
 
 static int pipe_names(const char *prefix, struct ofl_names *n)
@@ -647,7 +632,6 @@ static int pipe_names(const char *prefix, struct ofl_names *n)
         return ofl_err(-EINVAL, "pipeline name: not 1..40 characters");
     snprintf(n->w, sizeof(n->w), "%s.w", prefix);
     snprintf(n->r, sizeof(n->r), "%s.r", prefix);
-    snprintf(n->ctr, sizeof(n->ctr), "%s.ctr", prefix);
     return 0;
 }
 
@@ -660,9 +644,7 @@ int ofl_pipe_persist(struct ofl_pipe *p, const char *prefix)
         return rc;
     if (!p || !p->w.qp)
         return ofl_err(-EINVAL, "ofl_pipe_persist: bad argument");
-    rc = chain_buf_persist(&p->ctr, n.ctr);
-    if (rc == 0)
-        rc = chain_q_persist(&p->w, n.w);
+    rc = chain_q_persist(&p->w, n.w);
     if (rc == 0)
         rc = chain_q_persist(&p->resp, n.r);
     return rc < 0 ? ofl_err(rc, "persist %s: %s", prefix, chain_errmsg()) : 0;
@@ -680,13 +662,11 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
         return ofl_err(-EINVAL, "ofl_pipe_attach: bad argument");
     memset(p, 0, sizeof(*p));
     p->cfg = *cfg;
-    rc = chain_buf_attach(dev, n.ctr, &p->ctr);
-    if (rc < 0)
-        return ofl_err(rc, "attach %s: %s", n.ctr, chain_errmsg());
     rc = chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p->w);
     if (rc < 0) {
         ofl_err(rc, "attach %s: %s", n.w, chain_errmsg());
-        goto err_close_ctr;
+        memset(p, 0, sizeof(*p));
+        return rc;
     }
     rc = chain_q_attach(dev, n.r, OFL_RESP_FLAGS, cfg->iters, cfg->done_cq,
                         NULL, &p->resp);
@@ -699,8 +679,6 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
 
 err_close_w:
     chain_q_close(&p->w);
-err_close_ctr:
-    chain_buf_close(&p->ctr);
     memset(p, 0, sizeof(*p));
     return rc;
 }
@@ -715,7 +693,6 @@ int ofl_pipe_release(struct rnic_device *dev, const char *prefix,
     if (!dev || pipe_names(prefix, &n) < 0)
         return 0;
     memset(&p, 0, sizeof(p));
-    found += chain_buf_attach(dev, n.ctr, &p.ctr) == 0;
     found += chain_q_attach(dev, n.w, OFL_W_FLAGS, 0, NULL, NULL, &p.w) == 0;
     if (done_cq && done_cq->cq)
         found += chain_q_attach(dev, n.r, OFL_RESP_FLAGS, iters, done_cq, NULL,
@@ -730,6 +707,5 @@ void ofl_pipe_close(struct ofl_pipe *p)
         return;
     chain_q_close(&p->resp);
     chain_q_close(&p->w);
-    chain_buf_close(&p->ctr);
     memset(p, 0, sizeof(*p));
 }

@@ -29,27 +29,28 @@
  *   (cfg.seq, the paper's RedN-Seq for experiments: READ bucket 1, its
  *   CASes, a FENCEd release of its WQEs, and only then READ bucket 2, its
  *   CASes and the release of the rest.)
- *     FADD ctr_head, FADD ctr_rel
- *     READ ctr_head, ctr_rel -> the head's WAIT and SEND_EN, the releases'
- *         indexes (FENCEd: after the FADDs)
- *   (16 WQEBBs, no padding; RedN-Seq's 18 are padded to 32)
+ *   (11 WQEBBs padded to 16; RedN-Seq's 12 likewise: OFL_W_UNIT)
  *
  * Recycling. Both rings hold exactly one lap of `iters` units, so unit i
  * runs again one lap later. Everything a request changes is rewritten by
  * the next request before it is used: the receive scatters bucket
  * addresses, compares and the request id; the READs rewrite the response
  * WQEs' ctrl words (back to NOP-shaped match words) and data segments.
- * The indexes are not: each unit keeps two lap counters (chain.h) that its
- * FADDs and READ move one lap ahead after the unit's enables ran. The
- * receive of request k also scatters its rq_db field, k + 1 + iters, into
- * the receive doorbell record: that re-posts the unit's receive, whose
- * scatter list never changes, for request k + iters (a client that sends
- * another value only starves or garbles its own requests). The next fetch
- * of a patched WQE is a lap away, behind the FENCEd CAS of the next unit
- * (which waits for the patch READ), so no WQE is rewritten while the NIC
- * may fetch it. A client must keep at most `depth` <= iters GETs in flight
- * (it has depth response slots); one that sends more only garbles its own
- * answers. Response slot k % depth: iters is a multiple of depth.
+ * The indexes move on without any WQE of the chain: the receive of
+ * request k scatters the request's lap words (ofl_pipe_plan(), which the
+ * client gets in its welcome) into the receive doorbell record, k + 1 +
+ * iters, which re-posts the unit's receive (its scatter list never
+ * changes) for request k + iters, and into the head's WAIT count, its
+ * SEND_EN index and the releases' indexes of unit (k - depth) % iters,
+ * for its iteration k - depth + iters. That unit ran to its end before the
+ * client could send request k (it needs answer k - depth to reuse the
+ * slot), and the NIC fetches it again only after request
+ * k - depth + iters - 1 arrived, which follows request k as
+ * depth <= iters / 2: so no WQE is rewritten while the NIC may fetch it.
+ * A client must keep at most `depth` GETs in flight (it has depth
+ * response slots); one that sends more, or other lap words, only garbles
+ * or stalls its own answers. Response slot k % depth: iters is a multiple
+ * of depth.
  *
  * The NIC ignores the wqe_index of the ctrl words the CASes write (as
  * softnic does; ConnectX checks it unless told not to, see the paper's
@@ -69,16 +70,15 @@
 #include "rdn/chain/chain.h"
 
 #define OFL_RESP_WQES (2 * RDN_BUCKET_SLOTS) /* response WQEs per GET */
-/* WQEBBs of a worker unit: the parallel search's, or RedN-Seq's. */
-#define OFL_W_UNIT(seq) ((seq) ? 32u : 16u)
-#define OFL_RESP_UNIT   8 /* WQEBBs of a response unit */
+#define OFL_W_UNIT    16 /* WQEBBs of a worker unit, either search */
+#define OFL_RESP_UNIT 8  /* WQEBBs of a response unit */
 /* Units per lap at most: the worker's ring is the larger one, and 32768
  * WQEBBs is ConnectX-5's and softnic's limit. */
-#define OFL_MAX_ITERS (32768 / OFL_W_UNIT(true))
+#define OFL_MAX_ITERS (32768 / OFL_W_UNIT)
 
 struct ofl_pipe_cfg {
-    uint32_t iters;     /* units per lap, a power of two, <= OFL_MAX_ITERS */
-    uint32_t depth;     /* client response slots, a power of two */
+    uint32_t iters;     /* units per lap, a power of two, 4..OFL_MAX_ITERS */
+    uint32_t depth;     /* client response slots, a power of two <= iters/2 */
     uint64_t slot_addr; /* client response buffer */
     uint32_t slot_size;
     uint32_t slot_rkey;
@@ -92,7 +92,6 @@ struct ofl_pipe_cfg {
 struct ofl_pipe {
     struct ofl_pipe_cfg cfg;
     struct chain_q w, resp;
-    struct chain_buf ctr;  /* two lap counters per unit */
     uint64_t received;     /* receive completions seen */
     uint64_t done;         /* iterations completed */
     uint64_t hits, misses; /* completed iterations with / without a WRITE */
@@ -111,6 +110,12 @@ struct ofl_pipe {
  */
 int ofl_pipe_open(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
                   struct ofl_pipe *p);
+/*
+ * Writes the plan of the lap words that a client of a pipeline opened
+ * with cfg puts in its requests (see above) into *out; unused words are
+ * 0 + 0 * n. cfg must be one ofl_pipe_open() accepts.
+ */
+void ofl_pipe_plan(const struct ofl_pipe_cfg *cfg, struct rdn_lap_plan *out);
 /*
  * Makes the client-facing QP speak from the local address of the client's
  * handshake socket fd (rnic_qp_set_gid_sock), before ofl_pipe_addr() and
@@ -169,7 +174,7 @@ int ofl_pipe_attach(struct rnic_device *dev, const struct ofl_pipe_cfg *cfg,
 int ofl_pipe_release(struct rnic_device *dev, const char *prefix,
                      uint32_t iters, struct chain_cq *done_cq);
 /*
- * Destroys the pipeline's queues and counters (persistent ones too: they
+ * Destroys the pipeline's queues (persistent ones too: they
  * are gone from the domain) and zeroes *p; no-op if zeroed. The client
  * sees its QP fail.
  */

@@ -167,7 +167,7 @@ int ofl_local_open(struct ofl_table *t, struct rnic_device *cdev,
     rc = ofl_pipe_open(t->dev, &cfg, &l->pipe);
     if (rc == 0)
         rc = ofl_pipe_addr(&l->pipe, &sa);
-    l->cli.rq_window = iters;
+    ofl_pipe_plan(&cfg, &l->cli.plan);
     if (rc == 0)
         rc = ofl_client_connect(&l->cli, sa.bytes);
     if (rc == 0)
