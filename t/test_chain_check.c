@@ -6,15 +6,19 @@
  * released before its CAS completed, a missing FENCE, a READ rewriting a
  * CAS of its own queue (which softnic's strict mode really breaks), a WQE
  * released by a second, unordered master before it was rewritten, a dead
- * WAIT, ring overflow, releasing unposted slots, a WAIT on a shared CQ.
+ * WAIT, ring overflow, releasing unposted slots, a WAIT on a shared CQ, a
+ * request rewriting a WQE its chain unit fetches before the answer, unless
+ * the request is gated on that answer (chain_check_inject_after).
  * It must not touch the real memory.
  */
 #include "config.h"
 
 #include <endian.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/byteorder.h"
 #include "rdn/programs/counter_loop.h"
 #include "rdn/programs/list_walk.h"
 #include "rdn/programs/turing.h"
@@ -324,6 +328,193 @@ START_TEST(flags_shared_cq_wait)
 END_TEST
 
 /*
+ * A chain unit serving two requests in two laps of its ring (unit, 4
+ * WQEBBs, managed): SEND_EN of tgt up to an index each request's receive
+ * (on srv) rewrites, two NOPs, and the answer, a WRITE_IMM to the client
+ * cli (whose receive CQ counts the answers). ctl releases lap 1 after
+ * request 1, lap 2 after lap 1's answer and request 2. Request 2 rewrites
+ * the SEND_EN that lap 1 fetches: only a client that sends it after it saw
+ * answer 1 orders it after that fetch (as the offloaded GET's client sends
+ * request n after the answer of n - depth).
+ */
+struct laps {
+    struct chain_q unit, srv, cli;
+    struct chain_wqe en;
+};
+
+static void laps_build(struct laps *l)
+{
+    struct rnic_sge src = chain_loc_sge(chain_buf_loc(&mem, SRC_OFF, 8));
+    struct rnic_sge sink, idx;
+    struct chain_loc f;
+
+    tc_q_open(dev, 0, 16, 4, &l->cli);
+    tc_q(dev, TC_MANAGED, 4, 0, &l->cli, &l->unit);
+    tc_q_open(dev, 0, 16, 4, &l->srv);
+    ck_assert_int_eq(chain_nop(&tgt, 0, NULL), 0);
+    ck_assert_int_eq(chain_nop(&tgt, 0, NULL), 0);
+    ck_assert_int_eq(chain_send_en(&l->unit, &tgt, 1, 0, &l->en), 0);
+    ck_assert_int_eq(chain_nop(&l->unit, 0, NULL), 0);
+    ck_assert_int_eq(chain_nop(&l->unit, 0, NULL), 0);
+    ck_assert_int_eq(chain_write_imm(&l->unit, &src, 1, l->cli.sink, 1,
+                                     CHAIN_SIGNALED, NULL),
+                     0);
+    ck_assert_int_eq(chain_field(&l->en, CHAIN_F_INDEX, 0, &f), 0);
+    idx = chain_loc_sge(f);
+    sink = chain_loc_sge(l->cli.sink);
+    for (uint64_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(chain_post_recv(&l->srv, &idx, 1, i), 0);
+        ck_assert_int_eq(chain_post_recv(&l->cli, &sink, 1, i), 0);
+    }
+    ck_assert_int_eq(chain_wait(&ctl, l->srv.rcq, 1, 0, NULL), 0);
+    ck_assert_int_eq(chain_send_en(&ctl, &l->unit, 4, 0, NULL), 0);
+    ck_assert_int_eq(chain_wait(&ctl, l->unit.scq, 1, 0, NULL), 0);
+    ck_assert_int_eq(chain_wait(&ctl, l->srv.rcq, 2, 0, NULL), 0);
+    ck_assert_int_eq(chain_send_en(&ctl, &l->unit, 8, 0, NULL), 0);
+}
+
+static void laps_close(struct laps *l)
+{
+    chain_q_close(&l->srv);
+    chain_q_close(&l->unit);
+    chain_q_close(&l->cli);
+}
+
+/* A checker of the laps chain (with cli if `cli`), nothing injected. */
+static struct chain_check *laps_checker(struct laps *l, bool cli)
+{
+    struct chain_q *qs[] = {&ctl, &l->unit, &tgt, &l->srv, &l->cli};
+    struct chain_check *c;
+
+    ck_assert_int_eq(chain_check_new(NULL, &c), 0);
+    for (unsigned i = 0; i < (cli ? 5u : 4u); i++)
+        ck_assert_int_eq(chain_check_add_q(c, qs[i]), 0);
+    ck_assert_int_eq(chain_check_add_mem(c, mem.ptr, mem.len), 0);
+    return c;
+}
+
+/*
+ * Request 1 (index 1), then request 2 (index `index2`) gated on the
+ * count-th answer (gate NULL: ungated), then with `late` an ungated
+ * request 2 again; returns the number of hazards.
+ */
+static unsigned check_laps(struct laps *l, const struct chain_cq *gate,
+                           uint32_t count, uint32_t index2, bool late)
+{
+    be32 req[2] = {cpu_to_be32(1), cpu_to_be32(index2)};
+    struct chain_check *c = laps_checker(l, true);
+
+    ck_assert_int_eq(chain_check_inject(c, &l->srv, &req[0], 4), 0);
+    ck_assert_int_eq(
+        chain_check_inject_after(c, &l->srv, &req[1], 4, gate, count), 0);
+    if (late)
+        ck_assert_int_eq(chain_check_inject(c, &l->srv, &req[1], 4), 0);
+    ck_assert_int_eq(chain_check_run(c, &rep), 0);
+    chain_check_free(c);
+    return rep.nhazards;
+}
+
+START_TEST(flags_request_rewriting_a_fetched_wqe)
+{
+    struct laps l;
+
+    laps_build(&l);
+    ck_assert_uint_gt(check_laps(&l, NULL, 0, 2, false), 0);
+    ck_assert_uint_eq(rep.nkind[CHAIN_HZ_STALE_FETCH], rep.nhazards);
+    ck_assert_uint_eq(rep.hz[0].qpn, l.unit.qpn);
+    ck_assert_uint_eq(rep.hz[0].index, l.en.index);
+    ck_assert_uint_eq(rep.hz[0].by_qpn, l.srv.qpn);
+    ck_assert_uint_eq(rep.hz[0].by_index, 1); /* srv's receive 1 */
+    ck_assert(rep.finished);
+    laps_close(&l);
+}
+END_TEST
+
+/*
+ * Gated on answer 1, request 2 comes after lap 1's fetch: no hazard, and
+ * lap 2's SEND_EN runs with the index it wrote: tgt runs both its NOPs
+ * (5 + 8 + 2 steps), one when request 2 repeats index 1.
+ */
+START_TEST(good_request_gated_on_the_answer_passes)
+{
+    struct laps l;
+
+    laps_build(&l);
+    ck_assert_uint_eq(check_laps(&l, l.cli.rcq, 1, 2, false), 0);
+    ck_assert(rep.finished);
+    ck_assert_uint_eq(rep.steps, 15);
+    ck_assert_uint_eq(check_laps(&l, l.cli.rcq, 1, 1, false), 0);
+    ck_assert_uint_eq(rep.steps, 14);
+    laps_close(&l);
+}
+END_TEST
+
+/*
+ * Gated on answer 2, which only lap 2 sends, request 2 never goes: nor
+ * does the ungated request queued after it on srv (RC order). ctl waits
+ * forever for it; the walk ends; real memory is untouched.
+ */
+START_TEST(gate_never_reached_holds_the_queue)
+{
+    struct laps l;
+    uint8_t *ring = malloc(4 * 64), *mem_before = malloc(4096);
+    struct chain_loc f;
+    be32 idx;
+
+    laps_build(&l);
+    memcpy(ring, l.unit.sq.buf, 4 * 64);
+    memcpy(mem_before, mem.ptr, 4096);
+    ck_assert_uint_eq(check_laps(&l, l.cli.rcq, 2, 2, true), 1);
+    ck_assert_uint_eq(rep.nkind[CHAIN_HZ_DEAD_WAIT], 1);
+    ck_assert_uint_eq(rep.hz[0].qpn, ctl.qpn);
+    ck_assert_uint_eq(rep.hz[0].index, 3); /* WAIT for request 2 */
+    ck_assert(rep.finished);
+    ck_assert_uint_eq(rep.steps, 3 + 4 + 1);
+    ck_assert_int_eq(memcmp(ring, l.unit.sq.buf, 4 * 64), 0);
+    ck_assert_int_eq(memcmp(mem_before, mem.ptr, 4096), 0);
+    ck_assert_int_eq(chain_field(&l.en, CHAIN_F_INDEX, 0, &f), 0);
+    memcpy(&idx, f.ptr, 4);
+    ck_assert_uint_eq(be32_to_cpu(idx), 1);
+    free(ring);
+    free(mem_before);
+    laps_close(&l);
+}
+END_TEST
+
+/*
+ * A gate on a CQ the checker does not know (no added queue's, or that of
+ * a queue added only later) is -EINVAL and queues nothing: ctl then waits
+ * forever for request 2.
+ */
+START_TEST(gate_on_unknown_cq_is_einval)
+{
+    be32 req = cpu_to_be32(1);
+    struct chain_cq other;
+    struct chain_check *c;
+    struct laps l;
+
+    laps_build(&l);
+    ck_assert_int_eq(chain_cq_open(dev, 16, 0, &other), 0);
+    c = laps_checker(&l, false);
+    ck_assert_int_eq(chain_check_inject_after(c, &l.srv, &req, 4, &other, 1),
+                     -EINVAL);
+    ck_assert_ptr_nonnull(strstr(chain_errmsg(), "CQ"));
+    ck_assert_int_eq(chain_check_inject_after(c, &l.srv, &req, 4, l.cli.rcq, 1),
+                     -EINVAL);
+    ck_assert_int_eq(chain_check_inject_after(NULL, &l.srv, &req, 4, NULL, 0),
+                     -EINVAL);
+    ck_assert_int_eq(chain_check_inject(c, &l.srv, &req, 4), 0);
+    ck_assert_int_eq(chain_check_run(c, &rep), 0);
+    ck_assert_uint_eq(rep.nkind[CHAIN_HZ_DEAD_WAIT], 1);
+    ck_assert_uint_eq(rep.hz[0].qpn, ctl.qpn);
+    ck_assert_uint_eq(rep.hz[0].index, 3);
+    chain_check_free(c);
+    chain_cq_close(&other);
+    laps_close(&l);
+}
+END_TEST
+
+/*
  * The list walk with the request injected. hasty: a second master releases
  * the walk without waiting for the request (the mistake the checker must
  * catch: the request rewrites CAS compare fields already released).
@@ -462,6 +653,10 @@ int main(void)
     tcase_add_test(tc, good_wait_passes);
     tcase_add_test(tc, flags_overflow_and_unposted);
     tcase_add_test(tc, flags_shared_cq_wait);
+    tcase_add_test(tc, flags_request_rewriting_a_fetched_wqe);
+    tcase_add_test(tc, good_request_gated_on_the_answer_passes);
+    tcase_add_test(tc, gate_never_reached_holds_the_queue);
+    tcase_add_test(tc, gate_on_unknown_cq_is_einval);
     tcase_add_test(tc, good_list_walk_passes);
     tcase_add_test(tc, flags_walk_released_before_request);
     tcase_add_test(tc, good_recycled_counter_passes);

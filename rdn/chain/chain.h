@@ -731,11 +731,30 @@ int chain_check_add_q(struct chain_check *c, struct chain_q *q);
 int chain_check_add_mem(struct chain_check *c, void *ptr, size_t len);
 /*
  * Queues a message that arrives from outside on q's receive queue during
- * the walk (in order of the calls). Returns 0, -EINVAL (q not added, or
- * no receive queue), -ENOMEM.
+ * the walk (in order of the calls): chain_check_inject_after() without a
+ * gate. Returns 0, -EINVAL (q not added, or no receive queue), -ENOMEM.
  */
 int chain_check_inject(struct chain_check *c, struct chain_q *q,
                        const void *data, uint32_t len);
+/*
+ * Queues a message, as chain_check_inject() does, whose sender sends it
+ * only after it saw completion number count of cq: a client that sends
+ * request n once the answer of request n - depth arrived. cq must be a CQ
+ * of a queue added before this call (say the client QP's receive CQ that
+ * the server's WRITE_IMM answers complete on); count counts the
+ * completions the walk pushes onto cq from its start, whatever cq->count
+ * says (0: no gate). The message is delivered only once the walk reached
+ * count; its receive and all its scatter writes happen after that
+ * completion and after q's previous receive. Until then it holds back the
+ * messages queued after it on q (RC order). A gate never reached leaves
+ * the message undelivered: the walk ends without it (and reports what
+ * then waits forever). cq NULL is chain_check_inject(). Returns 0,
+ * -EINVAL (q not added or without receive queue, data NULL with len, or cq
+ * not a CQ of a queue added to the checker: nothing is queued), -ENOMEM.
+ */
+int chain_check_inject_after(struct chain_check *c, struct chain_q *q,
+                             const void *data, uint32_t len,
+                             const struct chain_cq *cq, uint32_t count);
 /*
  * Walks the chain on a private copy of its memory: executes it in one legal
  * order, with just-in-time fetch, and computes for every fetch and memory

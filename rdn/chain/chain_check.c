@@ -14,6 +14,9 @@
  *   - a WAIT passes after the completion that made its CQ count;
  *   - completions of a queue are in order; a SEND completes after the
  *     receive it consumed;
+ *   - a message from outside is received after the QP's previous receive
+ *     and, when gated (chain_check_inject_after), after the completion its
+ *     sender waited for;
  *   - the NIC may fetch a WQE of a managed queue as soon as any SEND_EN
  *     covering it ran (whichever of them runs first, in any legal order),
  *     and a WQE of an unmanaged queue as soon as it is posted (or, with a
@@ -98,11 +101,13 @@ void chain_check_free(struct chain_check *c)
     free(c);
 }
 
+/* The checker's copy of cq, made on first sight. */
 static struct ck_cq *cq_of(struct chain_check *c, const struct chain_cq *cq)
 {
-    for (unsigned i = 0; i < c->ncq; i++)
-        if (c->cqs[i].num == cq->num)
-            return &c->cqs[i];
+    struct ck_cq *k = ck_cq_by_num(c, cq->num);
+
+    if (k)
+        return k;
     c->cqs[c->ncq].num = cq->num;
     return &c->cqs[c->ncq++];
 }
@@ -150,19 +155,28 @@ int chain_check_add_mem(struct chain_check *c, void *ptr, size_t len)
     return ck_add_region(c, ptr, len, false);
 }
 
-int chain_check_inject(struct chain_check *c, struct chain_q *q,
-                       const void *data, uint32_t len)
+int chain_check_inject_after(struct chain_check *c, struct chain_q *q,
+                             const void *data, uint32_t len,
+                             const struct chain_cq *cq, uint32_t count)
 {
     struct ck_q *k = c ? ck_q_of(c, q) : NULL;
+    struct ck_cq *gate = NULL;
     struct ck_msg *m;
 
     if (!k || !q->rq_size || (len && !data))
         return chain_err(-EINVAL, "chain_check_inject: queue not added or "
                                   "without receive queue, or no data");
+    if (cq && !(gate = ck_cq_by_num(c, cq->num)))
+        return chain_err(-EINVAL,
+                         "chain_check_inject_after: CQ %u is no CQ of a "
+                         "queue added to the checker",
+                         cq->num);
     m = malloc(sizeof(*m) + len);
     if (!m)
         return chain_err(-ENOMEM, "chain_check_inject: out of memory");
     m->next = NULL;
+    m->gate = gate;
+    m->count = count;
     m->len = len;
     memcpy(m->data, data, len);
     if (k->inject_tail)
@@ -171,6 +185,12 @@ int chain_check_inject(struct chain_check *c, struct chain_q *q,
         k->inject = m;
     k->inject_tail = m;
     return 0;
+}
+
+int chain_check_inject(struct chain_check *c, struct chain_q *q,
+                       const void *data, uint32_t len)
+{
+    return chain_check_inject_after(c, q, data, len, NULL, 0);
 }
 
 /* ---- driver ----------------------------------------------------------- */

@@ -107,7 +107,7 @@ static struct ck_q *ckq_by_qpn(struct chain_check *c, uint32_t qpn)
     return NULL;
 }
 
-static struct ck_cq *ckcq_by_num(struct chain_check *c, uint32_t num)
+struct ck_cq *ck_cq_by_num(struct chain_check *c, uint32_t num)
 {
     for (unsigned i = 0; i < c->ncq; i++)
         if (c->cqs[i].num == num)
@@ -161,7 +161,11 @@ static uint32_t executed_at(struct chain_check *c, struct ck_q *k, uint32_t e)
     return n ? k->iss[n - 1].end : k->base;
 }
 
-/* Consumes the next receive of k for a message; returns its event. */
+/*
+ * Consumes the next receive of k for a message; returns its event. cause:
+ * the sender's issue, or for a message from outside (outside) the
+ * completion its sender saw first (EV_START: none).
+ */
 static uint32_t consume_recv(struct chain_check *c, struct ck_q *k,
                              uint32_t cause, const uint8_t *data, uint32_t len,
                              bool outside)
@@ -170,12 +174,12 @@ static uint32_t consume_recv(struct chain_check *c, struct ck_q *k,
     unsigned qi = qi_of(c, k);
     uint32_t deps[2] = {k->last_recv, cause}, ev, off = 0, start = cause;
 
-    /* A message from outside arrives at no known time, but after the QP's
-     * previous one (RC delivers in order): its writes follow that
-     * receive's. */
-    if (outside)
-        start = k->last_recv > EV_UNKNOWN ? k->last_recv : EV_UNKNOWN;
     ev = ck_new_event(c, TH_RECV(qi), deps, cause ? 2 : 1);
+    /* A message from outside arrives at no known time, but after the QP's
+     * previous one (RC delivers in order) and after its gate: its writes
+     * start after exactly what the receive's event is after. */
+    if (outside)
+        start = ev;
     for (unsigned i = 0; i < r->n && off < len; i++) {
         uint32_t n =
             r->sge[i].length < len - off ? r->sge[i].length : len - off;
@@ -215,7 +219,23 @@ static bool recv_ready(const struct ck_q *k)
            (int32_t)(k->rq_posted - k->rq_next) > 0;
 }
 
-/* Delivers messages injected from outside while receives are ready. */
+/* Whether m's gate CQ has had its count of completions in the walk. */
+static bool gate_open(const struct ck_msg *m)
+{
+    return !m->gate || m->gate->count >= m->count;
+}
+
+/* The completion m's sender waited for (EV_START: none). */
+static uint32_t gate_event(const struct ck_msg *m)
+{
+    return m->gate && m->count ? m->gate->ev[m->count - 1] : EV_START;
+}
+
+/*
+ * Delivers messages injected from outside while receives are ready, in
+ * order per QP: a message whose gate is still closed holds back the later
+ * ones (RC order).
+ */
 bool ck_deliver_injected(struct chain_check *c)
 {
     bool moved = false;
@@ -223,10 +243,10 @@ bool ck_deliver_injected(struct chain_check *c)
     for (unsigned i = 0; i < c->nq; i++) {
         struct ck_q *k = &c->qs[i];
 
-        while (k->inject && recv_ready(k)) {
+        while (k->inject && recv_ready(k) && gate_open(k->inject)) {
             struct ck_msg *m = k->inject;
 
-            consume_recv(c, k, 0, m->data, m->len, true);
+            consume_recv(c, k, gate_event(m), m->data, m->len, true);
             k->inject = m->next;
             if (!k->inject)
                 k->inject_tail = NULL;
@@ -525,7 +545,7 @@ static bool wait_ready(struct chain_check *c, struct ck_exec *x,
                        const struct ck_wqe *w, uint32_t *deps, unsigned *nd)
 {
     uint32_t count = chain_get_be32(w->buf + 24);
-    struct ck_cq *cq = ckcq_by_num(c, chain_get_be32(w->buf + 28));
+    struct ck_cq *cq = ck_cq_by_num(c, chain_get_be32(w->buf + 28));
 
     if (!cq) {
         ck_hazard(c, CHAIN_HZ_BAD_WQE, x->qi, x->index, x->qi, x->index,

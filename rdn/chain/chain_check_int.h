@@ -57,8 +57,14 @@ struct ck_issue {
     uint32_t index, end, ev; /* WQE's index, index after it, issue event */
 };
 
+/*
+ * A message injected from outside; with a gate, sent only once the walk
+ * pushed count completions onto gate (count 0 or no gate: at once).
+ */
 struct ck_msg {
     struct ck_msg *next;
+    struct ck_cq *gate;
+    uint32_t count;
     uint32_t len;
     uint8_t data[];
 };
@@ -167,6 +173,8 @@ void ck_find_races(struct chain_check *c);
 int ck_add_region(struct chain_check *c, void *ptr, size_t len, bool sink);
 /* (Re)makes the shadow copies of every region from the real memory. */
 int ck_make_shadows(struct chain_check *c);
+/* The checker's CQ numbered num, NULL if no added queue has it. */
+struct ck_cq *ck_cq_by_num(struct chain_check *c, uint32_t num);
 /* The checker's state of chain queue q, NULL if it was not added. */
 struct ck_q *ck_q_of(struct chain_check *c, const struct chain_q *q);
 /* Delivers injected messages to ready receives; true if any moved. */
