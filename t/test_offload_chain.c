@@ -585,13 +585,21 @@ static void build_req(const char *key, uint32_t id, struct rdn_get_req *r)
     ofl_client_build_req(&w.b.l.cli, &w.geo, &kh, id, r);
 }
 
+static uint32_t resp_qpn; /* b's response QP in the last check_lap() */
+
 /*
- * The checker walks a pipeline armed but released only on paper: the kick
- * is posted on a master queue whose doorbell is never rung, so the real
- * NIC leaves it alone while the checker runs it with two requests. Both
- * chains: the parallel search (_i 0) and RedN-Seq (_i 1).
+ * Runs the checker over pipeline b, armed but released only on paper (the
+ * kick is posted on a master queue whose doorbell is never rung, so the
+ * real NIC leaves it alone), with one lap of requests, ITERS: hit, miss,
+ * hit... Request k >= DEPTH carries the lap words of the unit that served
+ * request k - DEPTH; gated, it arrives only once the client has that
+ * answer (its receive CQ holds k - DEPTH + 1 completions), as a client
+ * with DEPTH slots sends it. Fills *rep, and next_head with what the
+ * checker says of the worker's head a lap on if it waits there for the
+ * WAIT count that request DEPTH's lap words gave it.
  */
-START_TEST(checker_finds_no_hazard)
+static void check_lap(bool seq, bool gated, struct chain_report *rep,
+                      char next_head[160])
 {
     struct chain_q master;
     struct chain_q_attr ma = {.sq_wqebb = 16, .flags = RNIC_QP_CROSS_CHANNEL};
@@ -599,19 +607,15 @@ START_TEST(checker_finds_no_hazard)
                             &w.b.l.cli.q};
     struct chain_buf *mem[] = {&w.t.buckets, &w.t.arena, &w.t.gen,
                                &w.b.l.cli.slots};
-    struct chain_check_opts o = {.max_steps = 5000};
-    struct chain_report rep;
+    struct chain_check_opts o = {.max_steps = 20000};
     struct chain_check *c;
-    struct rdn_get_req req[2];
 
     ck_assert_int_eq(chain_q_open(w.sdev, &ma, &master), 0);
     ck_assert_int_eq(chain_q_connect(&master, &master), 0);
-    w.b.seq = _i == 1;
+    w.b.seq = seq;
     peer_build(&w.b, &master);
     ck_assert_int_eq(chain_send_en(&master, &w.b.l.pipe.w, 2, 0, NULL), 0);
     put("checked", "v", 2, 3);
-    build_req("checked", 0, &req[0]);
-    build_req("unknown", 1, &req[1]);
     ck_assert_int_eq(chain_check_new(&o, &c), 0);
     for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
         ck_assert_int_eq(chain_check_add_q(c, qs[i]), 0);
@@ -619,23 +623,67 @@ START_TEST(checker_finds_no_hazard)
         ck_assert_int_eq(chain_check_add_mem(c, mem[i]->ptr, mem[i]->len), 0);
     /* The receive doorbell record the chain re-posts receives through. */
     ck_assert_int_eq(chain_check_add_mem(c, w.b.l.pipe.resp.rq_db.ptr, 4), 0);
-    for (int i = 0; i < 2; i++)
-        ck_assert_int_eq(
-            chain_check_inject(c, &w.b.l.pipe.resp, &req[i], sizeof(req[i])),
-            0);
-    ck_assert_msg(chain_check_run(c, &rep) == 0, "check: %s", chain_errmsg());
+    for (uint32_t k = 0; k < ITERS; k++) {
+        struct rdn_get_req req;
+
+        build_req(k % 2 ? "unknown" : "checked", k, &req);
+        ck_assert_int_eq(chain_check_inject_after(
+                             c, &w.b.l.pipe.resp, &req, sizeof(req),
+                             gated && k >= DEPTH ? w.b.l.cli.q.rcq : NULL,
+                             k + 1 - DEPTH),
+                         0);
+    }
+    ck_assert_msg(chain_check_run(c, rep) == 0, "check: %s", chain_errmsg());
     chain_check_free(c);
-    /* The only thing left is the worker's next head waiting for a third
-     * request: the rest of the lap is supposed to wait. */
-    if (rep.nhazards != rep.nkind[CHAIN_HZ_DEAD_WAIT])
-        chain_report_print(&rep, stderr);
-    ck_assert_uint_eq(rep.nhazards, 1);
-    ck_assert_uint_eq(rep.nkind[CHAIN_HZ_DEAD_WAIT], 1);
-    ck_assert(rep.finished);
-    /* two whole iterations: 10 worker and 5 response WQEs each at least */
-    ck_assert_uint_ge(rep.steps, 2 * 15);
+    snprintf(next_head, 160,
+             "WAIT %u of QP %u waits for CQ %u to reach %u: it never does",
+             ITERS * OFL_W_UNIT, w.b.l.pipe.w.qpn, w.b.l.pipe.resp.rcq->num,
+             ITERS + 1);
+    resp_qpn = w.b.l.pipe.resp.qpn;
     peer_close(&w.b);
     chain_q_close(&master);
+}
+
+/*
+ * The checker's verdict on both chains (_i 0: the parallel search, 1:
+ * RedN-Seq) over a lap, the receives moving finished units on.
+ */
+START_TEST(checker_finds_no_hazard)
+{
+    struct chain_report rep;
+    char next_head[160];
+
+    check_lap(_i == 1, true, &rep, next_head);
+    /* Two things wait, as they should, and nothing else is amiss: the
+     * worker's next head (unit 0, a lap on, with the WAIT count request
+     * DEPTH's lap words gave it) waits for a request of the next lap, and
+     * the answer to request DEPTH waits for a receive of the client, which
+     * re-posts its DEPTH receives as it takes answers: a CPU's doing that
+     * the walk does not model. */
+    if (rep.nhazards != 2 || strcmp(rep.hz[0].msg, next_head) != 0)
+        chain_report_print(&rep, stderr);
+    ck_assert_uint_eq(rep.nhazards, 2);
+    ck_assert_uint_eq(rep.nkind[CHAIN_HZ_DEAD_WAIT], 2);
+    ck_assert_str_eq(rep.hz[0].msg, next_head);
+    ck_assert_uint_eq(rep.hz[1].qpn, resp_qpn);
+    ck_assert_uint_eq(rep.hz[1].index, DEPTH * OFL_RESP_UNIT + OFL_RESP_WQES);
+    ck_assert(rep.finished);
+    /* the whole lap on the worker, DEPTH answers and one more's slots */
+    ck_assert_uint_ge(rep.steps, ITERS * 10 + DEPTH * 6 + OFL_RESP_WQES);
+}
+END_TEST
+
+/* The same lap with each request sent right after the previous one: the
+ * lap words of request k may land before the unit of request k - DEPTH
+ * ran, and then it waits for a request a lap on; the checker says so. */
+START_TEST(checker_sees_early_lap_words)
+{
+    struct chain_report rep;
+    char next_head[160];
+
+    check_lap(false, false, &rep, next_head);
+    ck_assert_uint_ge(rep.nhazards, 1);
+    ck_assert_uint_lt(rep.steps, ITERS * 16);
 }
 END_TEST
 
@@ -678,6 +726,7 @@ int main(void)
     tcase_add_test(tc, hostile_bucket_fails_only_its_client);
     tcase_add_test(tc, read_mid_clear_never_faults);
     tcase_add_loop_test(tc, checker_finds_no_hazard, 0, 2);
+    tcase_add_test(tc, checker_sees_early_lap_words);
     tcase_add_test(tc, client_reaches_no_server_memory);
     tcase_add_test(tc, failures_say_what_failed);
     suite_add_tcase(s, tc);

@@ -760,7 +760,8 @@ int chain_check_inject_after(struct chain_check *c, struct chain_q *q,
  * order, with just-in-time fetch, and computes for every fetch and memory
  * access what must have happened before it under the NIC's rules (WQ
  * order, FENCE, WAIT counts, enables; unmanaged queues prefetched up to
- * the window). The real memory is not touched. The verdict is in *rep;
+ * the window; a QP's WRITEs and SENDs placed at its peer before the peer
+ * takes its next message, as RC's responder runs them in order). The real memory is not touched. The verdict is in *rep;
  * returns 0 when the walk ran (hazards or not), or -EINVAL (no queue
  * added), -ENOMEM.
  */

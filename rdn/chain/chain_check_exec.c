@@ -164,17 +164,23 @@ static uint32_t executed_at(struct chain_check *c, struct ck_q *k, uint32_t e)
 /*
  * Consumes the next receive of k for a message; returns its event. cause:
  * the sender's issue, or for a message from outside (outside) the
- * completion its sender saw first (EV_START: none).
+ * completion its sender saw first (EV_START: none); placed: the sender
+ * QP's previous WRITE or SEND, which the responder placed first (RC
+ * executes a QP's requests in order; EV_START: none).
  */
 static uint32_t consume_recv(struct chain_check *c, struct ck_q *k,
-                             uint32_t cause, const uint8_t *data, uint32_t len,
-                             bool outside)
+                             uint32_t cause, uint32_t placed,
+                             const uint8_t *data, uint32_t len, bool outside)
 {
     struct chain_recv *r = &k->q->recvs[k->rq_next % k->q->rq_size];
-    unsigned qi = qi_of(c, k);
-    uint32_t deps[2] = {k->last_recv, cause}, ev, off = 0, start = cause;
+    unsigned qi = qi_of(c, k), nd = 1;
+    uint32_t deps[3] = {k->last_recv}, ev, off = 0, start = cause;
 
-    ev = ck_new_event(c, TH_RECV(qi), deps, cause ? 2 : 1);
+    if (cause)
+        deps[nd++] = cause;
+    if (placed)
+        deps[nd++] = placed;
+    ev = ck_new_event(c, TH_RECV(qi), deps, nd);
     /* A message from outside arrives at no known time, but after the QP's
      * previous one (RC delivers in order) and after its gate: its writes
      * start after exactly what the receive's event is after. */
@@ -246,7 +252,7 @@ bool ck_deliver_injected(struct chain_check *c)
         while (k->inject && recv_ready(k) && gate_open(k->inject)) {
             struct ck_msg *m = k->inject;
 
-            consume_recv(c, k, gate_event(m), m->data, m->len, true);
+            consume_recv(c, k, gate_event(m), EV_START, m->data, m->len, true);
             k->inject = m->next;
             if (!k->inject)
                 k->inject_tail = NULL;
@@ -385,7 +391,8 @@ static bool exec_write(struct chain_check *c, struct ck_exec *x,
     if (peer && !mem_write(c, x, raddr, len, c->buf))
         BAD("WRITE %u targets memory not given to the checker", x->index);
     if (peer && w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
-        x->recv_ev = consume_recv(c, peer, issue_ev, NULL, 0, false);
+        x->recv_ev =
+            consume_recv(c, peer, issue_ev, x->cq->last_place, NULL, 0, false);
     return true;
 }
 
@@ -399,7 +406,8 @@ static bool exec_send(struct chain_check *c, struct ck_exec *x,
     if (!gather(c, x, w, 1, c->buf, &len))
         return false;
     if (peer)
-        x->recv_ev = consume_recv(c, peer, issue_ev, c->buf, len, false);
+        x->recv_ev = consume_recv(c, peer, issue_ev, x->cq->last_place, c->buf,
+                                  len, false);
     return true;
 }
 
@@ -643,6 +651,8 @@ bool ck_step(struct chain_check *c, unsigned qi)
     if (w.opcode == MLX5_OPCODE_RDMA_READ ||
         w.opcode == MLX5_OPCODE_ATOMIC_CS || w.opcode == MLX5_OPCODE_ATOMIC_FA)
         k->last_rdat = compl ;
+    if (w.opcode == MLX5_OPCODE_RDMA_WRITE || needs_recv(w.opcode))
+        k->last_place = compl ;
     if (w.flags & CHAIN_SIGNALED)
         cq_push(c, k->scq, compl );
     k->next += w.nbb;

@@ -78,6 +78,9 @@ struct ck_q {
     struct ck_issue *iss;
     unsigned niss, capiss;
     uint32_t last_issue, last_compl, last_rdat, last_recv;
+    /* Completion of its last WRITE or SEND: RC's responder placed that
+     * message before it takes a later one of the QP. */
+    uint32_t last_place;
     struct ck_cq *scq, *rcq;
     uint32_t rq_next, rq_limit, rq_posted;
     bool rq_managed;

@@ -172,9 +172,15 @@ int ofl_local_open(struct ofl_table *t, struct rnic_device *cdev,
         rc = ofl_client_connect(&l->cli, sa.bytes);
     if (rc == 0)
         rc = ofl_pipe_connect(&l->pipe, &ca);
-    if (rc < 0)
+    if (rc < 0) {
         ofl_local_close(l);
-    return rc;
+        return rc;
+    }
+    /* Connected by address, as across processes; the chain checker finds
+     * a queue's peer through these. */
+    l->pipe.resp.peer = &l->cli.q;
+    l->cli.q.peer = &l->pipe.resp;
+    return 0;
 }
 
 int ofl_local_serve(struct ofl_local *l)
