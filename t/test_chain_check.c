@@ -8,7 +8,9 @@
  * released by a second, unordered master before it was rewritten, a dead
  * WAIT, ring overflow, releasing unposted slots, a WAIT on a shared CQ, a
  * request rewriting a WQE its chain unit fetches before the answer, unless
- * the request is gated on that answer (chain_check_inject_after).
+ * the request is gated on that answer (chain_check_inject_after), and a
+ * message sent once a QP's WRITE_IMM arrived whose receive rewrites what
+ * the QP's WRITE before it wrote (ordered: RC placed the WRITE first).
  * It must not touch the real memory.
  */
 #include "config.h"
@@ -515,6 +517,58 @@ START_TEST(gate_on_unknown_cq_is_einval)
 END_TEST
 
 /*
+ * Queue a (connected to b) WRITEs 8 bytes into X (mem at DST_OFF), then a
+ * WRITE_IMM takes b's receive. A client that saw that receive's completion
+ * sends a message r's receive scatters into X: RC's responder placed a's
+ * WRITE before it took the WRITE_IMM, so the two writes of X are ordered.
+ * Sent ungated, the message races the WRITE. Returns the hazards.
+ */
+static unsigned check_placed(bool gated)
+{
+    struct rnic_sge src = chain_loc_sge(chain_buf_loc(&mem, SRC_OFF, 8));
+    struct rnic_sge x = chain_loc_sge(chain_buf_loc(&mem, DST_OFF, 8)), sink;
+    uint64_t msg = ~SRC_VAL;
+    struct chain_q a, b, r;
+    struct chain_check *c;
+
+    tc_q_open(dev, 0, 16, 4, &b);
+    tc_q(dev, 0, 16, 0, &b, &a);
+    tc_q_open(dev, 0, 16, 4, &r);
+    sink = chain_loc_sge(b.sink);
+    ck_assert_int_eq(chain_post_recv(&b, &sink, 1, 0), 0);
+    ck_assert_int_eq(chain_post_recv(&r, &x, 1, 0), 0);
+    ck_assert_int_eq(
+        chain_write(&a, &src, 1, chain_buf_loc(&mem, DST_OFF, 8), 0, NULL), 0);
+    ck_assert_int_eq(chain_write_imm(&a, &src, 1, b.sink, 1, 0, NULL), 0);
+    ck_assert_int_eq(chain_check_new(NULL, &c), 0);
+    ck_assert_int_eq(chain_check_add_q(c, &a), 0);
+    ck_assert_int_eq(chain_check_add_q(c, &b), 0);
+    ck_assert_int_eq(chain_check_add_q(c, &r), 0);
+    ck_assert_int_eq(chain_check_add_mem(c, mem.ptr, mem.len), 0);
+    ck_assert_int_eq(
+        chain_check_inject_after(c, &r, &msg, 8, gated ? b.rcq : NULL, 1), 0);
+    ck_assert_int_eq(chain_check_run(c, &rep), 0);
+    ck_assert(rep.finished);
+    ck_assert_uint_eq(rep.steps, 2);
+    if (rep.nhazards) /* a's WRITE and r's receive, in either order */
+        ck_assert((rep.hz[0].qpn == a.qpn && rep.hz[0].by_qpn == r.qpn) ||
+                  (rep.hz[0].qpn == r.qpn && rep.hz[0].by_qpn == a.qpn));
+    chain_check_free(c);
+    chain_q_close(&r);
+    chain_q_close(&a);
+    chain_q_close(&b);
+    return rep.nhazards;
+}
+
+START_TEST(good_write_placed_before_the_next_message)
+{
+    ck_assert_uint_eq(check_placed(true), 0);
+    ck_assert_uint_eq(check_placed(false), 1);
+    ck_assert_uint_eq(rep.nkind[CHAIN_HZ_DATA_RACE], 1);
+}
+END_TEST
+
+/*
  * The list walk with the request injected. hasty: a second master releases
  * the walk without waiting for the request (the mistake the checker must
  * catch: the request rewrites CAS compare fields already released).
@@ -657,6 +711,7 @@ int main(void)
     tcase_add_test(tc, good_request_gated_on_the_answer_passes);
     tcase_add_test(tc, gate_never_reached_holds_the_queue);
     tcase_add_test(tc, gate_on_unknown_cq_is_einval);
+    tcase_add_test(tc, good_write_placed_before_the_next_message);
     tcase_add_test(tc, good_list_walk_passes);
     tcase_add_test(tc, flags_walk_released_before_request);
     tcase_add_test(tc, good_recycled_counter_passes);
