@@ -255,7 +255,7 @@ void chain_report_print(const struct chain_report *rep, FILE *f)
                          ? rep->nhazards
                          : CHAIN_CHECK_MAX_REPORT;
 
-    fprintf(f, "chain check: %llu WQEs executed, %s, %u ck_hazard(s)\n",
+    fprintf(f, "chain check: %llu WQEs executed, %s, %u hazard(s)\n",
             (unsigned long long)rep->steps,
             rep->finished ? "ran to the end" : "stopped at the step limit",
             rep->nhazards);
