@@ -127,22 +127,6 @@ void sn_kick(struct sn_thread *t, struct sn_qp *qp)
     }
 }
 
-struct sn_qp *sn_qp_lookup(struct sn_engine *e, uint32_t qpn)
-{
-    struct sn_qp *qp = load_acquire(&e->qps[qpn & (SN_MAX_OBJS - 1)]);
-
-    if (!qp || qp->qpn != qpn || load_relaxed(&qp->dying))
-        return NULL;
-    return qp;
-}
-
-struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn)
-{
-    struct sn_cq *cq = load_acquire(&e->cqs[cqn & (SN_MAX_OBJS - 1)]);
-
-    return cq && cq->cqn == cqn ? cq : NULL;
-}
-
 /* ---- timers: a binary min-heap on (at, seq) --------------------------- */
 
 static bool sn_timer_less(const struct sn_timer *a, const struct sn_timer *b)

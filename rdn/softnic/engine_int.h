@@ -403,9 +403,25 @@ void sn_timer_pkt(struct sn_thread *t, struct sn_pkt *p);
 void sn_timer_cancel(struct sn_thread *t, struct sn_timer *tm);
 /* Queues timer tm (idle) for tm->at on thread t (owner thread only). */
 void sn_timer_add(struct sn_thread *t, struct sn_timer *tm);
-/* Looks a QP or CQ up by number; NULL if there is none. */
-struct sn_qp *sn_qp_lookup(struct sn_engine *e, uint32_t qpn);
-struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn);
+/*
+ * Looks a QP or CQ up by number; NULL if there is none (or the QP is
+ * dying). Inline: every packet takes two QP lookups (sending, delivering).
+ */
+static inline struct sn_qp *sn_qp_lookup(struct sn_engine *e, uint32_t qpn)
+{
+    struct sn_qp *qp = load_acquire(&e->qps[qpn & (SN_MAX_OBJS - 1)]);
+
+    if (!qp || qp->qpn != qpn || load_relaxed(&qp->dying))
+        return NULL;
+    return qp;
+}
+
+static inline struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn)
+{
+    struct sn_cq *cq = load_acquire(&e->cqs[cqn & (SN_MAX_OBJS - 1)]);
+
+    return cq && cq->cqn == cqn ? cq : NULL;
+}
 
 /* ---- fabric.c: packets ------------------------------------------------ */
 
