@@ -138,7 +138,7 @@ static void sn_complete(struct sn_thread *t, struct sn_qp *qp,
 }
 
 /* Retires done entries from the head of the out ring, in order. */
-static void sn_qp_retire(struct sn_thread *t, struct sn_qp *qp)
+static void sn_qp_retire_done(struct sn_thread *t, struct sn_qp *qp)
 {
     bool timed = qp->dev->tm.timed;
 
@@ -165,6 +165,17 @@ static void sn_qp_retire(struct sn_thread *t, struct sn_qp *qp)
             qp->rd_used &= ~(1u << (o->rd - 1));
         qp->out_head++;
     }
+}
+
+/*
+ * sn_qp_retire_done() when the head entry is done: a run retires after
+ * every step, and mostly the head still waits for its response.
+ */
+static inline void sn_qp_retire(struct sn_thread *t, struct sn_qp *qp)
+{
+    if (qp->out_head != qp->out_tail &&
+        qp->out[qp->out_head & qp->out_mask].done)
+        sn_qp_retire_done(t, qp);
 }
 
 /* ---- WAIT bookkeeping ------------------------------------------------- */
