@@ -428,12 +428,12 @@ static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
     return 0;
 }
 
-static int sn_rd_slot(struct sn_qp *qp)
+/* The lowest free READ/atomic slot, or -1 when all SN_MAX_RD are busy. */
+static int sn_rd_slot(const struct sn_qp *qp)
 {
-    for (int i = 0; i < SN_MAX_RD; i++)
-        if (!(qp->rd_used & (1u << i)))
-            return i;
-    return -1;
+    uint32_t free = ~qp->rd_used & ((1u << SN_MAX_RD) - 1);
+
+    return free ? __builtin_ctz(free) : -1;
 }
 
 /* READ and the atomics: remember where the response goes, then send. */
