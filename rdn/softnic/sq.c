@@ -648,7 +648,10 @@ static bool sn_is_rd(uint8_t opcode)
            opcode == MLX5_OPCODE_ATOMIC_FA;
 }
 
-/* Executes one WQE; SN_STEP_BLOCKED when the QP cannot go on now. */
+/*
+ * Executes one WQE; SN_STEP_BLOCKED when the QP cannot go on now. The
+ * caller checked that there is one (sn_sq_idle).
+ */
 static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
 {
     const struct sn_timing *tm = &qp->dev->tm;
@@ -658,8 +661,6 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
 
     if (qp->block == SN_BLK_WAIT)
         return sn_wait_resume(t, qp);
-    if (qp->ci == qp->limit)
-        return SN_STEP_BLOCKED;
     if (qp->out_tail - qp->out_head > qp->out_mask) {
         qp->retire_wake = true; /* retiring kicks us */
         return SN_STEP_BLOCKED;
@@ -735,6 +736,16 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
     }
 }
 
+/*
+ * Nothing posted or enabled to execute, no WAIT to resume: a run mostly
+ * ends here (after retiring what a response completed), so it is checked
+ * before sn_sq_step() sets up its frame for a WQE.
+ */
+static inline bool sn_sq_idle(const struct sn_qp *qp)
+{
+    return qp->block != SN_BLK_WAIT && qp->ci == qp->limit;
+}
+
 void sn_qp_run(struct sn_thread *t, struct sn_qp *qp)
 {
     uint32_t st = load_acquire(&qp->state);
@@ -749,7 +760,7 @@ void sn_qp_run(struct sn_thread *t, struct sn_qp *qp)
         return;
     }
     while (budget > 0) {
-        int step = sn_sq_step(t, qp);
+        int step = sn_sq_idle(qp) ? SN_STEP_BLOCKED : sn_sq_step(t, qp);
 
         if (step == SN_STEP_BLOCKED)
             return;
