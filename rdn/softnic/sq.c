@@ -67,10 +67,11 @@ static void sn_sq_copy(const struct sn_qp *qp, uint32_t bb, uint32_t off,
 }
 
 /*
- * sn_sq_copy() with the common case inline: no snapshot, no wrap, at most
- * three segments (the rest of a one-block WQE). Copies of a constant size
- * are a few moves; the compiler makes one of variable size a string copy,
- * whose start alone takes longer.
+ * sn_sq_copy() with the common case inline: no snapshot, no wrap. Copies
+ * of at most three segments (the rest of a one-block WQE) are of a
+ * constant size, a few moves; the compiler makes one of variable size a
+ * string copy, whose start alone takes longer. A longer WQE (a READ's
+ * scatter list) is one memcpy.
  */
 static inline void sn_sq_read(const struct sn_qp *qp, uint32_t bb, uint32_t off,
                               uint8_t *dst, size_t len)
@@ -95,7 +96,7 @@ static inline void sn_sq_read(const struct sn_qp *qp, uint32_t bb, uint32_t off,
         memcpy(dst, src, 3 * MLX5_SEND_WQE_DS);
         break;
     default:
-        sn_sq_copy(qp, bb, off, dst, len);
+        memcpy(dst, src, len);
     }
 }
 
