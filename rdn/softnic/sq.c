@@ -561,9 +561,13 @@ static bool sn_op_wait(struct sn_thread *t, struct sn_qp *qp, struct sn_wqe *w,
     return false;
 }
 
-/* Fills the out entry of the WQE at ci and returns it (not yet pushed). */
-static struct sn_out *sn_out_begin(struct sn_qp *qp, uint8_t opcode,
-                                   uint8_t flags)
+/*
+ * Fills the out entry of the WQE at ci and returns it (not yet pushed).
+ * This and sn_out_end() are inline: every WQE executed takes both, and as
+ * calls from sn_sq_step's cases they cost about what their bodies do.
+ */
+static inline struct sn_out *sn_out_begin(struct sn_qp *qp, uint8_t opcode,
+                                          uint8_t flags)
 {
     struct sn_out *o = &qp->out[qp->out_tail & qp->out_mask];
 
@@ -578,8 +582,9 @@ static struct sn_out *sn_out_begin(struct sn_qp *qp, uint8_t opcode,
 }
 
 /* Pushes the out entry, advances ci past nbb blocks, fails on error. */
-static void sn_out_end(struct sn_thread *t, struct sn_qp *qp, struct sn_out *o,
-                       uint32_t nbb, int status, bool local, uint64_t end)
+static inline void sn_out_end(struct sn_thread *t, struct sn_qp *qp,
+                              struct sn_out *o, uint32_t nbb, int status,
+                              bool local, uint64_t end)
 {
     if (qp->dev->tm.timed) { /* the trace shows model times */
         o->start_ns = qp->next_ns;
