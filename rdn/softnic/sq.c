@@ -101,12 +101,10 @@ static inline void sn_sq_read(const struct sn_qp *qp, uint32_t bb, uint32_t off,
 }
 
 /* Strict mode: snapshot WQEBBs up to the window ahead of ci. */
-static void sn_sq_prefetch(struct sn_qp *qp)
+static void sn_sq_snapshot(struct sn_qp *qp)
 {
     uint32_t window = qp->dev->strict;
 
-    if (!qp->shadow)
-        return;
     if ((int32_t)(qp->fetched - qp->ci) < 0)
         qp->fetched = qp->ci;
     while (qp->fetched != qp->limit && qp->fetched - qp->ci < window &&
@@ -116,6 +114,16 @@ static void sn_sq_prefetch(struct sn_qp *qp)
         memcpy(qp->shadow + off, qp->sq + off, MLX5_SEND_WQE_BB);
         qp->fetched++;
     }
+}
+
+/*
+ * sn_sq_snapshot() on a strict-mode queue: every WQE executed and every
+ * limit raised asks, and most queues have no snapshot.
+ */
+static inline void sn_sq_prefetch(struct sn_qp *qp)
+{
+    if (qp->shadow)
+        sn_sq_snapshot(qp);
 }
 
 /* ---- completions ------------------------------------------------------ */
