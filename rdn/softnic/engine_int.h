@@ -74,6 +74,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "proto/barrier.h"
 #include "proto/mlx5.h"
@@ -148,6 +149,7 @@ struct sn_pkt {
 
 #define SN_POOL_CLASSES 3
 #define SN_POOL_NONE    0xff
+#define SN_POOL_SMALL   256 /* payload capacity of pool class 0 */
 
 struct sn_pool {
     struct sn_pkt *free;
@@ -425,7 +427,36 @@ static inline struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn)
 
 /* ---- fabric.c: packets ------------------------------------------------ */
 
-struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload);
+/* A packet from t's pool of its size class, or malloc'ed; NULL: none. */
+struct sn_pkt *sn_pkt_alloc_any(struct sn_thread *t, uint32_t payload);
+
+/* Clears what a packet taken for reuse must not carry over. */
+static inline struct sn_pkt *sn_pkt_init(struct sn_pkt *p)
+{
+    p->next = NULL;
+    p->tm.at = 0;
+    p->tm.pos = SN_TIMER_IDLE;
+    memset(&p->h, 0, sizeof(p->h));
+    return p;
+}
+
+/*
+ * sn_pkt_alloc_any() with the common case inline: requests and responses
+ * mostly carry at most SN_POOL_SMALL bytes (a READ of a value, an atomic's
+ * 8, an ACK's none), and that pool is rarely empty.
+ */
+static inline struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload)
+{
+    struct sn_pool *pool = &t->pools[0];
+    struct sn_pkt *p = pool->free;
+
+    if (payload > SN_POOL_SMALL || !p)
+        return sn_pkt_alloc_any(t, payload);
+    pool->free = p->next;
+    pool->count--;
+    return sn_pkt_init(p);
+}
+
 void sn_pkt_free(struct sn_thread *t, struct sn_pkt *p);
 void sn_pool_drain(struct sn_thread *t);
 /*

@@ -17,10 +17,11 @@
 #include "rdn/softnic/engine_int.h"
 #include "rdn/softnic/roce_int.h"
 
-static const uint32_t sn_pool_cap[SN_POOL_CLASSES] = {256, 4096, 65536};
+static const uint32_t sn_pool_cap[SN_POOL_CLASSES] = {SN_POOL_SMALL, 4096,
+                                                      65536};
 #define SN_POOL_KEEP 1024
 
-struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload)
+struct sn_pkt *sn_pkt_alloc_any(struct sn_thread *t, uint32_t payload)
 {
     struct sn_pkt *p;
     uint8_t c;
@@ -40,11 +41,7 @@ struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload)
         p->cap = cap;
         p->cls = c < SN_POOL_CLASSES ? c : SN_POOL_NONE;
     }
-    p->next = NULL;
-    p->tm.at = 0;
-    p->tm.pos = SN_TIMER_IDLE;
-    memset(&p->h, 0, sizeof(p->h));
-    return p;
+    return sn_pkt_init(p);
 }
 
 void sn_pkt_free(struct sn_thread *t, struct sn_pkt *p)
