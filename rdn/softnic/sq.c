@@ -67,11 +67,11 @@ static void sn_sq_copy(const struct sn_qp *qp, uint32_t bb, uint32_t off,
 }
 
 /*
- * sn_sq_copy() with the common case inline: no snapshot, no wrap. Copies
- * of at most three segments (the rest of a one-block WQE) are of a
+ * sn_sq_copy() with the common case inline: no snapshot, no wrap. A block,
+ * or at most three segments (the rest of a two-block WQE), is a copy of a
  * constant size, a few moves; the compiler makes one of variable size a
- * string copy, whose start alone takes longer. A longer WQE (a READ's
- * scatter list) is one memcpy.
+ * string copy, whose start alone takes longer. Longer rests (a READ's
+ * scatter list) are one memcpy.
  */
 static inline void sn_sq_read(const struct sn_qp *qp, uint32_t bb, uint32_t off,
                               uint8_t *dst, size_t len)
@@ -94,6 +94,9 @@ static inline void sn_sq_read(const struct sn_qp *qp, uint32_t bb, uint32_t off,
         break;
     case 3 * MLX5_SEND_WQE_DS:
         memcpy(dst, src, 3 * MLX5_SEND_WQE_DS);
+        break;
+    case MLX5_SEND_WQE_BB:
+        memcpy(dst, src, MLX5_SEND_WQE_BB);
         break;
     default:
         memcpy(dst, src, len);
@@ -641,7 +644,8 @@ static int sn_fetch(struct sn_qp *qp, struct sn_wqe *w)
 {
     const struct mlx5_ctrl_seg *c = (const void *)w->b;
 
-    sn_sq_read(qp, qp->ci, 0, w->b, MLX5_SEND_WQE_DS);
+    /* The whole first block: it holds all of most WQEs. */
+    sn_sq_read(qp, qp->ci, 0, w->b, MLX5_SEND_WQE_BB);
     w->opcode = mlx5_ctrl_opcode(c);
     w->ds = mlx5_ctrl_ds(c);
     w->flags = c->fm_ce_se;
@@ -650,9 +654,10 @@ static int sn_fetch(struct sn_qp *qp, struct sn_wqe *w)
         w->nbb = 1;
         return RNIC_WC_LOC_QP_OP_ERR;
     }
-    if (w->opcode != MLX5_OPCODE_NOP) /* a NOP reads no segment */
-        sn_sq_read(qp, qp->ci, MLX5_SEND_WQE_DS, w->b + MLX5_SEND_WQE_DS,
-                   (w->ds - 1u) * MLX5_SEND_WQE_DS);
+    if (w->nbb > 1 && w->opcode != MLX5_OPCODE_NOP) /* a NOP uses none */
+        sn_sq_read(qp, qp->ci + 1, 0, w->b + MLX5_SEND_WQE_BB,
+                   (w->ds - MLX5_SEND_WQE_BB / MLX5_SEND_WQE_DS) *
+                       MLX5_SEND_WQE_DS);
     return 0;
 }
 
