@@ -301,7 +301,7 @@ static int sn_run_local(struct sn_thread *t)
         if (!t->local)
             t->local_tail = NULL;
         p->next = NULL;
-        sn_deliver(t, p);
+        sn_deliver_local(t, p);
         n++;
     }
     return n;

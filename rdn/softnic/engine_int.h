@@ -140,6 +140,10 @@ enum { SN_TM_QP = 1, SN_TM_PKT = 2, SN_TM_RC = 3 };
 /* A packet in flight; struct sn_wire is what would cross a link. */
 struct sn_pkt {
     struct sn_pkt *next;
+    /* On the local queue: its destination QP, as sn_send() found it (a
+     * table pointer, valid until the thread's next loop iteration; the
+     * queue is empty by then). Not set elsewhere. */
+    struct sn_qp *to;
     struct sn_timer tm;
     uint32_t cap; /* payload capacity */
     uint8_t cls;  /* pool class, SN_POOL_NONE for malloc'ed */
@@ -471,6 +475,8 @@ void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
 void sn_thread_push(struct sn_thread *dt, struct sn_pkt *p);
 /* Handles a packet that is ready (responder or requester side). */
 void sn_deliver(struct sn_thread *t, struct sn_pkt *p);
+/* The same for a packet of the local queue, without a table lookup. */
+void sn_deliver_local(struct sn_thread *t, struct sn_pkt *p);
 
 /* ---- mr.c: memory translation ----------------------------------------- */
 

@@ -159,6 +159,7 @@ static void sn_route(struct sn_thread *t, struct sn_qp *dst, struct sn_pkt *p)
         } else {
             t->local = t->local_tail = p;
         }
+        p->to = dst;
         return;
     }
     sn_thread_push(dt, p);
@@ -202,19 +203,10 @@ void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
     sn_route(t, dst, p);
 }
 
-void sn_deliver(struct sn_thread *t, struct sn_pkt *p)
+/* Delivers p to qp, the QP its number names now (NULL: none, or dying). */
+static void sn_deliver_to(struct sn_thread *t, struct sn_qp *qp,
+                          struct sn_pkt *p)
 {
-    struct sn_qp *qp = sn_qp_lookup(t->eng, p->h.dst_qpn);
-
-    if (p->h.type == SN_PKT_WIRE) {
-        if (!qp || !load_acquire(&qp->rc))
-            sn_rc_drop(t, p, SN_RC_DROP_NOQP);
-        else if (qp->thr != t)
-            sn_thread_push(qp->thr, p); /* the port delivers to thread 0 */
-        else
-            sn_rc_input(t, qp, p);
-        return;
-    }
     if (!qp || qp->thr != t) {
         sn_bounce(t, p, RNIC_WC_RETRY_EXC_ERR);
         return;
@@ -235,4 +227,31 @@ void sn_deliver(struct sn_thread *t, struct sn_pkt *p)
         return;
     }
     qp->stall = qp->stall_tail = p;
+}
+
+void sn_deliver(struct sn_thread *t, struct sn_pkt *p)
+{
+    struct sn_qp *qp = sn_qp_lookup(t->eng, p->h.dst_qpn);
+
+    if (p->h.type == SN_PKT_WIRE) {
+        if (!qp || !load_acquire(&qp->rc))
+            sn_rc_drop(t, p, SN_RC_DROP_NOQP);
+        else if (qp->thr != t)
+            sn_thread_push(qp->thr, p); /* the port delivers to thread 0 */
+        else
+            sn_rc_input(t, qp, p);
+        return;
+    }
+    sn_deliver_to(t, qp, p);
+}
+
+/*
+ * p->to is what a lookup of p's destination finds, unless the QP began
+ * dying since: the table entry is cleared only after that, and a QP's
+ * number, thread and memory do not change before the table lets go of it
+ * and every thread passed a quiescent point.
+ */
+void sn_deliver_local(struct sn_thread *t, struct sn_pkt *p)
+{
+    sn_deliver_to(t, load_relaxed(&p->to->dying) ? NULL : p->to, p);
 }
