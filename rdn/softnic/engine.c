@@ -119,14 +119,6 @@ static int sn_run_dirty(struct sn_thread *t)
     return n;
 }
 
-void sn_kick(struct sn_thread *t, struct sn_qp *qp)
-{
-    if (!qp->in_run) {
-        qp->in_run = true;
-        sn_list_add_tail(&t->runq, &qp->run);
-    }
-}
-
 /* ---- timers: a binary min-heap on (at, seq) --------------------------- */
 
 static bool sn_timer_less(const struct sn_timer *a, const struct sn_timer *b)

@@ -400,8 +400,17 @@ void sn_poke(struct sn_thread *t, struct sn_qp *qp);
 void sn_wake(struct sn_shm_thread *sh);
 /* CQ idx advanced: kicks this thread's QPs WAITing on it. */
 void sn_cq_event(struct sn_thread *t, uint32_t idx);
-/* Puts qp on its thread's run queue (owner thread only). */
-void sn_kick(struct sn_thread *t, struct sn_qp *qp);
+/*
+ * Puts qp on its thread's run queue (owner thread only). Inline: every
+ * response kicks its requester, every poke its QP.
+ */
+static inline void sn_kick(struct sn_thread *t, struct sn_qp *qp)
+{
+    if (!qp->in_run) {
+        qp->in_run = true;
+        sn_list_add_tail(&t->runq, &qp->run);
+    }
+}
 /* Arms the QP's timer for time at (owner thread only; earliest wins). */
 void sn_timer_qp(struct sn_thread *t, struct sn_qp *qp, uint64_t at);
 /* Queues a packet for its ready time on thread t (owner thread only). */
