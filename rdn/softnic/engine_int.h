@@ -476,12 +476,46 @@ void sn_pool_drain(struct sn_thread *t);
  * Sends p from QP qp (at time `depart` for timed devices) to the thread
  * owning p->h.dst_qpn; a packet to no QP comes back as a NAK (requests) or
  * is dropped. A QP whose peer is on another host hands p to RoCE instead
- * (sn_rc_output), which takes ownership.
+ * (sn_rc_output), which takes ownership. sn_send() below is this with the
+ * common cases inline.
  */
-void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
-             uint64_t depart);
+void sn_send_any(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
+                 uint64_t depart);
 /* Pushes p onto thread dt's inbox (any thread) and wakes it. */
 void sn_thread_push(struct sn_thread *dt, struct sn_pkt *p);
+
+/* Appends p, ready now, for dst, a QP of thread t, to t's local queue. */
+static inline void sn_local_add(struct sn_thread *t, struct sn_qp *dst,
+                                struct sn_pkt *p)
+{
+    if (t->local_tail)
+        t->local_tail->next = p;
+    else
+        t->local = p;
+    t->local_tail = p;
+    p->to = dst;
+}
+
+/*
+ * sn_send_any() for an untimed device's packet to a QP of this engine
+ * that exists: every request and response of a chain is one.
+ */
+static inline void sn_send(struct sn_thread *t, struct sn_qp *qp,
+                           struct sn_pkt *p, uint64_t depart)
+{
+    struct sn_qp *dst;
+
+    if (qp->rc || qp->dev->tm.timed ||
+        !(dst = sn_qp_lookup(t->eng, p->h.dst_qpn))) {
+        sn_send_any(t, qp, p, depart);
+        return;
+    }
+    p->tm.at = 0;
+    if (dst->thr == t)
+        sn_local_add(t, dst, p);
+    else
+        sn_thread_push(dst->thr, p);
+}
 /* Handles a packet that is ready (responder or requester side). */
 void sn_deliver(struct sn_thread *t, struct sn_pkt *p);
 /* The same for a packet of the local queue, without a table lookup. */

@@ -151,15 +151,10 @@ static void sn_route(struct sn_thread *t, struct sn_qp *dst, struct sn_pkt *p)
     struct sn_thread *dt = dst->thr;
 
     if (dt == t) {
-        if (p->tm.at) {
+        if (p->tm.at)
             sn_timer_pkt(t, p);
-        } else if (t->local_tail) {
-            t->local_tail->next = p;
-            t->local_tail = p;
-        } else {
-            t->local = t->local_tail = p;
-        }
-        p->to = dst;
+        else
+            sn_local_add(t, dst, p);
         return;
     }
     sn_thread_push(dt, p);
@@ -184,8 +179,8 @@ static void sn_bounce(struct sn_thread *t, struct sn_pkt *p, uint8_t status)
     sn_route(t, src, p);
 }
 
-void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
-             uint64_t depart)
+void sn_send_any(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
+                 uint64_t depart)
 {
     struct sn_dev *dev = qp->dev;
     struct sn_qp *dst;
