@@ -198,9 +198,12 @@ void sn_send_any(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
     sn_route(t, dst, p);
 }
 
-/* Delivers p to qp, the QP its number names now (NULL: none, or dying). */
-static void sn_deliver_to(struct sn_thread *t, struct sn_qp *qp,
-                          struct sn_pkt *p)
+/*
+ * Delivers p to qp, the QP its number names now (NULL: none, or dying).
+ * Inline in both callers: every packet passes here.
+ */
+static inline void sn_deliver_to(struct sn_thread *t, struct sn_qp *qp,
+                                 struct sn_pkt *p)
 {
     if (!qp || qp->thr != t) {
         sn_bounce(t, p, RNIC_WC_RETRY_EXC_ERR);
