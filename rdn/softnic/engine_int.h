@@ -658,10 +658,19 @@ void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp);
 void sn_rq_flush(struct sn_thread *t, struct sn_qp *qp);
 /*
  * The remote range request p names, if this QP serves the operation (its
- * responder access has need) and the rkey allows it; NULL otherwise.
+ * responder access has need) and the rkey allows it; NULL otherwise (the
+ * responder answers REM_ACCESS_ERR). Inline: every WRITE, READ and atomic
+ * a responder serves asks.
  */
-uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
-                         const struct sn_pkt *p, uint64_t len, unsigned need);
+static inline uint8_t *sn_remote_xlate(struct sn_thread *t,
+                                       const struct sn_qp *qp,
+                                       const struct sn_pkt *p, uint64_t len,
+                                       unsigned need)
+{
+    if ((qp->access & need) != need)
+        return NULL;
+    return sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr, len, need);
+}
 /* Receive WQEs posted and enabled, not yet consumed. */
 uint32_t sn_rq_avail(struct sn_qp *qp);
 /*
