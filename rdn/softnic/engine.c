@@ -303,23 +303,6 @@ static int sn_drain_inbox(struct sn_thread *t)
     return n;
 }
 
-static int sn_run_local(struct sn_thread *t)
-{
-    int n = 0;
-
-    while (t->local) {
-        struct sn_pkt *p = t->local;
-
-        t->local = p->next;
-        if (!t->local)
-            t->local_tail = NULL;
-        p->next = NULL;
-        sn_deliver_local(t, p);
-        n++;
-    }
-    return n;
-}
-
 /*
  * Runs the queued QPs in rounds: a round runs the QPs queued so far (QPs
  * kicked meanwhile wait for the next round), and a few rounds run before

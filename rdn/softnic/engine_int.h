@@ -518,8 +518,11 @@ static inline void sn_send(struct sn_thread *t, struct sn_qp *qp,
 }
 /* Handles a packet that is ready (responder or requester side). */
 void sn_deliver(struct sn_thread *t, struct sn_pkt *p);
-/* The same for a packet of the local queue, without a table lookup. */
-void sn_deliver_local(struct sn_thread *t, struct sn_pkt *p);
+/*
+ * Delivers the packets of t's local queue, those queued meanwhile too,
+ * without a table lookup; returns how many.
+ */
+int sn_run_local(struct sn_thread *t);
 
 /* ---- mr.c: memory translation ----------------------------------------- */
 

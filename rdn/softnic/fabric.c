@@ -200,7 +200,7 @@ void sn_send_any(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
 
 /*
  * Delivers p to qp, the QP its number names now (NULL: none, or dying).
- * Inline in both callers: every packet passes here.
+ * Inline in sn_deliver and sn_run_local: every packet passes here.
  */
 static inline void sn_deliver_to(struct sn_thread *t, struct sn_qp *qp,
                                  struct sn_pkt *p)
@@ -249,7 +249,19 @@ void sn_deliver(struct sn_thread *t, struct sn_pkt *p)
  * number, thread and memory do not change before the table lets go of it
  * and every thread passed a quiescent point.
  */
-void sn_deliver_local(struct sn_thread *t, struct sn_pkt *p)
+int sn_run_local(struct sn_thread *t)
 {
-    sn_deliver_to(t, load_relaxed(&p->to->dying) ? NULL : p->to, p);
+    int n = 0;
+
+    while (t->local) {
+        struct sn_pkt *p = t->local;
+
+        t->local = p->next;
+        if (!t->local)
+            t->local_tail = NULL;
+        p->next = NULL;
+        sn_deliver_to(t, load_relaxed(&p->to->dying) ? NULL : p->to, p);
+        n++;
+    }
+    return n;
 }
