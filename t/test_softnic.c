@@ -384,6 +384,94 @@ START_TEST(many_writes_in_order)
 }
 END_TEST
 
+/*
+ * More READs than a QP keeps outstanding (softnic: 16): the ones past the
+ * limit wait until earlier ones retired; every READ still lands its own
+ * bytes and completes in posting order.
+ */
+START_TEST(reads_past_outstanding_limit)
+{
+    enum { N = 40 };
+    uint64_t *remote = (uint64_t *)(D.mem + 8192);
+    uint64_t *local = (uint64_t *)D.mem;
+    uint32_t idx[N];
+    struct rnic_wc wc[N];
+
+    for (int i = 0; i < N; i++) {
+        struct tw w;
+
+        remote[i] = 0x1000u + (uint64_t)i;
+        local[i] = 0;
+        tw_ctrl(&w, MLX5_OPCODE_RDMA_READ, MLX5_WQE_CTRL_CQ_UPDATE);
+        tw_raddr(&w, (uintptr_t)&remote[i], D.mr->rkey);
+        tw_data(&w, 8, D.mr->lkey, &local[i]);
+        idx[i] = tq_post(&Q, &w);
+    }
+    tq_ring(&Q);
+    ck_assert_int_eq(tpoll(D.scq, wc, N, TMS), N);
+    for (int i = 0; i < N; i++) {
+        ck_assert_uint_eq(wc[i].status, RNIC_WC_SUCCESS);
+        ck_assert_uint_eq(wc[i].wqe_counter, (uint16_t)idx[i]);
+        ck_assert_uint_eq(local[i], 0x1000u + (uint64_t)i);
+    }
+}
+END_TEST
+
+/* Runs NOPs until the next WQE starts n blocks before the ring's end. */
+static void to_blocks_before_end(uint32_t n)
+{
+    uint32_t mask = Q.sq.wqebb_cnt - 1, at = Q.sq.wqebb_cnt - n;
+    struct tw w;
+
+    while ((Q.pi & mask) != at - 1) {
+        tw_ctrl(&w, MLX5_OPCODE_NOP, 0);
+        tq_post(&Q, &w);
+    }
+    tw_ctrl(&w, MLX5_OPCODE_NOP, MLX5_WQE_CTRL_CQ_UPDATE);
+    ck_assert_uint_eq(run1(&w).status, RNIC_WC_SUCCESS);
+    ck_assert_uint_eq(Q.pi & mask, at);
+}
+
+/*
+ * A two-block WRITE (five gather entries) that starts in the ring's last
+ * block, and a three-block READ (ten scatter entries) that starts in the
+ * one before: both use their segments in order across the end.
+ */
+START_TEST(wqe_across_ring_end)
+{
+    uint8_t *src = D.mem, *dst = D.mem + 8192, *back = D.mem + 16384;
+    struct tw w;
+    struct rnic_wc wc;
+
+    fill(src, 5 * 24, 9);
+    memset(dst, 0, 256);
+    memset(back, 0, 512);
+    to_blocks_before_end(1);
+    tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_raddr(&w, (uintptr_t)dst, D.mr->rkey);
+    for (int i = 0; i < 5; i++)
+        tw_data(&w, 24, D.mr->lkey, src + (4 - i) * 24);
+    wc = run1(&w);
+    ck_assert_uint_eq(wc.status, RNIC_WC_SUCCESS);
+    for (int i = 0; i < 5; i++)
+        ck_assert_mem_eq(dst + i * 24, src + (4 - i) * 24, 24);
+    ck_assert_uint_eq(dst[5 * 24], 0);
+
+    to_blocks_before_end(2);
+    tw_ctrl(&w, MLX5_OPCODE_RDMA_READ, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_raddr(&w, (uintptr_t)dst, D.mr->rkey);
+    for (int i = 0; i < 10; i++)
+        tw_data(&w, 12, D.mr->lkey, back + (9 - i) * 32);
+    wc = run1(&w);
+    ck_assert_uint_eq(wc.status, RNIC_WC_SUCCESS);
+    ck_assert_uint_eq(wc.byte_len, 120);
+    for (int i = 0; i < 10; i++) {
+        ck_assert_mem_eq(back + (9 - i) * 32, dst + i * 12, 12);
+        ck_assert_uint_eq(back[(9 - i) * 32 + 12], 0);
+    }
+}
+END_TEST
+
 static Suite *softnic_suite(void)
 {
     Suite *s = suite_create("softnic");
@@ -405,6 +493,8 @@ static Suite *softnic_suite(void)
     tcase_add_test(tc, atomic_operands_are_big_endian);
     tcase_add_test(tc, two_devices_connect);
     tcase_add_test(tc, many_writes_in_order);
+    tcase_add_test(tc, reads_past_outstanding_limit);
+    tcase_add_test(tc, wqe_across_ring_end);
     suite_add_tcase(s, tc);
     return s;
 }

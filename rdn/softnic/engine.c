@@ -66,9 +66,9 @@ void sn_poke_qp(struct sn_shm_ctl *ctl, unsigned thr, uint32_t idx)
  * Calls fn for every index whose bit is set, clearing the bits first.
  * Returns how many were found.
  */
-static int sn_bits_drain(uint64_t *summary, uint64_t *bits, size_t nsum,
-                         void (*fn)(struct sn_thread *, uint32_t),
-                         struct sn_thread *t)
+static int sn_bits_drain_set(uint64_t *summary, uint64_t *bits, size_t nsum,
+                             void (*fn)(struct sn_thread *, uint32_t),
+                             struct sn_thread *t)
 {
     int n = 0;
 
@@ -91,6 +91,27 @@ static int sn_bits_drain(uint64_t *summary, uint64_t *bits, size_t nsum,
         }
     }
     return n;
+}
+
+/*
+ * sn_bits_drain_set() behind one look at all summary words at once: the
+ * loop drains two mailboxes every iteration, and mostly both are empty.
+ */
+static inline int sn_bits_drain(uint64_t *summary, uint64_t *bits, size_t nsum,
+                                void (*fn)(struct sn_thread *, uint32_t),
+                                struct sn_thread *t)
+{
+    uint64_t any = 0;
+
+    for (size_t s = 0; s < nsum; s++)
+        any |= load_relaxed(&summary[s]);
+    return any ? sn_bits_drain_set(summary, bits, nsum, fn, t) : 0;
+}
+
+/* The RoCE ACKs a batch left due (sn_rc_flush_acks), if any. */
+static inline int sn_flush_acks(struct sn_thread *t)
+{
+    return sn_list_empty(&t->rc_acks) ? 0 : sn_rc_flush_acks(t);
 }
 
 void sn_poke(struct sn_thread *t, struct sn_qp *qp)
@@ -117,30 +138,6 @@ static int sn_run_dirty(struct sn_thread *t)
         n++;
     }
     return n;
-}
-
-void sn_kick(struct sn_thread *t, struct sn_qp *qp)
-{
-    if (!qp->in_run) {
-        qp->in_run = true;
-        sn_list_add_tail(&t->runq, &qp->run);
-    }
-}
-
-struct sn_qp *sn_qp_lookup(struct sn_engine *e, uint32_t qpn)
-{
-    struct sn_qp *qp = load_acquire(&e->qps[qpn & (SN_MAX_OBJS - 1)]);
-
-    if (!qp || qp->qpn != qpn || load_relaxed(&qp->dying))
-        return NULL;
-    return qp;
-}
-
-struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn)
-{
-    struct sn_cq *cq = load_acquire(&e->cqs[cqn & (SN_MAX_OBJS - 1)]);
-
-    return cq && cq->cqn == cqn ? cq : NULL;
 }
 
 /* ---- timers: a binary min-heap on (at, seq) --------------------------- */
@@ -306,23 +303,6 @@ static int sn_drain_inbox(struct sn_thread *t)
     return n;
 }
 
-static int sn_run_local(struct sn_thread *t)
-{
-    int n = 0;
-
-    while (t->local) {
-        struct sn_pkt *p = t->local;
-
-        t->local = p->next;
-        if (!t->local)
-            t->local_tail = NULL;
-        p->next = NULL;
-        sn_deliver(t, p);
-        n++;
-    }
-    return n;
-}
-
 /*
  * Runs the queued QPs in rounds: a round runs the QPs queued so far (QPs
  * kicked meanwhile wait for the next round), and a few rounds run before
@@ -451,14 +431,14 @@ static void *sn_thread_main(void *arg)
         work = sn_bits_drain(t->sh->summary, t->sh->dirty,
                              SN_MAX_OBJS / 64 / 64, sn_on_dirty, t);
         work += sn_drain_inbox(t);
-        work += sn_rc_flush_acks(t);
+        work += sn_flush_acks(t);
         work += sn_bits_drain(t->cq_ev.summary, t->cq_ev.bits,
                               SN_MAX_OBJS / 64 / 64, sn_cq_event, t);
         work += sn_run_timers(t);
         work += sn_run_local(t);
         work += sn_run_runq(t);
         work += sn_run_local(t);
-        work += sn_rc_flush_acks(t);
+        work += sn_flush_acks(t);
         if (work) {
             idle_since = 0;
             idle_polls = 0;

@@ -74,6 +74,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "proto/barrier.h"
 #include "proto/mlx5.h"
@@ -139,6 +140,10 @@ enum { SN_TM_QP = 1, SN_TM_PKT = 2, SN_TM_RC = 3 };
 /* A packet in flight; struct sn_wire is what would cross a link. */
 struct sn_pkt {
     struct sn_pkt *next;
+    /* On the local queue: its destination QP, as sn_send() found it (a
+     * table pointer, valid until the thread's next loop iteration; the
+     * queue is empty by then). Not set elsewhere. */
+    struct sn_qp *to;
     struct sn_timer tm;
     uint32_t cap; /* payload capacity */
     uint8_t cls;  /* pool class, SN_POOL_NONE for malloc'ed */
@@ -148,6 +153,7 @@ struct sn_pkt {
 
 #define SN_POOL_CLASSES 3
 #define SN_POOL_NONE    0xff
+#define SN_POOL_SMALL   256 /* payload capacity of pool class 0 */
 
 struct sn_pool {
     struct sn_pkt *free;
@@ -394,8 +400,17 @@ void sn_poke(struct sn_thread *t, struct sn_qp *qp);
 void sn_wake(struct sn_shm_thread *sh);
 /* CQ idx advanced: kicks this thread's QPs WAITing on it. */
 void sn_cq_event(struct sn_thread *t, uint32_t idx);
-/* Puts qp on its thread's run queue (owner thread only). */
-void sn_kick(struct sn_thread *t, struct sn_qp *qp);
+/*
+ * Puts qp on its thread's run queue (owner thread only). Inline: every
+ * response kicks its requester, every poke its QP.
+ */
+static inline void sn_kick(struct sn_thread *t, struct sn_qp *qp)
+{
+    if (!qp->in_run) {
+        qp->in_run = true;
+        sn_list_add_tail(&t->runq, &qp->run);
+    }
+}
 /* Arms the QP's timer for time at (owner thread only; earliest wins). */
 void sn_timer_qp(struct sn_thread *t, struct sn_qp *qp, uint64_t at);
 /* Queues a packet for its ready time on thread t (owner thread only). */
@@ -403,27 +418,111 @@ void sn_timer_pkt(struct sn_thread *t, struct sn_pkt *p);
 void sn_timer_cancel(struct sn_thread *t, struct sn_timer *tm);
 /* Queues timer tm (idle) for tm->at on thread t (owner thread only). */
 void sn_timer_add(struct sn_thread *t, struct sn_timer *tm);
-/* Looks a QP or CQ up by number; NULL if there is none. */
-struct sn_qp *sn_qp_lookup(struct sn_engine *e, uint32_t qpn);
-struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn);
+/*
+ * Looks a QP or CQ up by number; NULL if there is none (or the QP is
+ * dying). Inline: every packet takes two QP lookups (sending, delivering).
+ */
+static inline struct sn_qp *sn_qp_lookup(struct sn_engine *e, uint32_t qpn)
+{
+    struct sn_qp *qp = load_acquire(&e->qps[qpn & (SN_MAX_OBJS - 1)]);
+
+    if (!qp || qp->qpn != qpn || load_relaxed(&qp->dying))
+        return NULL;
+    return qp;
+}
+
+static inline struct sn_cq *sn_cq_lookup(struct sn_engine *e, uint32_t cqn)
+{
+    struct sn_cq *cq = load_acquire(&e->cqs[cqn & (SN_MAX_OBJS - 1)]);
+
+    return cq && cq->cqn == cqn ? cq : NULL;
+}
 
 /* ---- fabric.c: packets ------------------------------------------------ */
 
-struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload);
+/* A packet from t's pool of its size class, or malloc'ed; NULL: none. */
+struct sn_pkt *sn_pkt_alloc_any(struct sn_thread *t, uint32_t payload);
+
+/* Clears what a packet taken for reuse must not carry over. */
+static inline struct sn_pkt *sn_pkt_init(struct sn_pkt *p)
+{
+    p->next = NULL;
+    p->tm.at = 0;
+    p->tm.pos = SN_TIMER_IDLE;
+    memset(&p->h, 0, sizeof(p->h));
+    return p;
+}
+
+/*
+ * sn_pkt_alloc_any() with the common case inline: requests and responses
+ * mostly carry at most SN_POOL_SMALL bytes (a READ of a value, an atomic's
+ * 8, an ACK's none), and that pool is rarely empty.
+ */
+static inline struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload)
+{
+    struct sn_pool *pool = &t->pools[0];
+    struct sn_pkt *p = pool->free;
+
+    if (payload > SN_POOL_SMALL || !p)
+        return sn_pkt_alloc_any(t, payload);
+    pool->free = p->next;
+    pool->count--;
+    return sn_pkt_init(p);
+}
+
 void sn_pkt_free(struct sn_thread *t, struct sn_pkt *p);
 void sn_pool_drain(struct sn_thread *t);
 /*
  * Sends p from QP qp (at time `depart` for timed devices) to the thread
  * owning p->h.dst_qpn; a packet to no QP comes back as a NAK (requests) or
  * is dropped. A QP whose peer is on another host hands p to RoCE instead
- * (sn_rc_output), which takes ownership.
+ * (sn_rc_output), which takes ownership. sn_send() below is this with the
+ * common cases inline.
  */
-void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
-             uint64_t depart);
+void sn_send_any(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
+                 uint64_t depart);
 /* Pushes p onto thread dt's inbox (any thread) and wakes it. */
 void sn_thread_push(struct sn_thread *dt, struct sn_pkt *p);
+
+/* Appends p, ready now, for dst, a QP of thread t, to t's local queue. */
+static inline void sn_local_add(struct sn_thread *t, struct sn_qp *dst,
+                                struct sn_pkt *p)
+{
+    if (t->local_tail)
+        t->local_tail->next = p;
+    else
+        t->local = p;
+    t->local_tail = p;
+    p->to = dst;
+}
+
+/*
+ * sn_send_any() for an untimed device's packet to a QP of this engine
+ * that exists: every request and response of a chain is one.
+ */
+static inline void sn_send(struct sn_thread *t, struct sn_qp *qp,
+                           struct sn_pkt *p, uint64_t depart)
+{
+    struct sn_qp *dst;
+
+    if (qp->rc || qp->dev->tm.timed ||
+        !(dst = sn_qp_lookup(t->eng, p->h.dst_qpn))) {
+        sn_send_any(t, qp, p, depart);
+        return;
+    }
+    p->tm.at = 0;
+    if (dst->thr == t)
+        sn_local_add(t, dst, p);
+    else
+        sn_thread_push(dst->thr, p);
+}
 /* Handles a packet that is ready (responder or requester side). */
 void sn_deliver(struct sn_thread *t, struct sn_pkt *p);
+/*
+ * Delivers the packets of t's local queue, those queued meanwhile too,
+ * without a table lookup; returns how many.
+ */
+int sn_run_local(struct sn_thread *t);
 
 /* ---- mr.c: memory translation ----------------------------------------- */
 
@@ -562,10 +661,19 @@ void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp);
 void sn_rq_flush(struct sn_thread *t, struct sn_qp *qp);
 /*
  * The remote range request p names, if this QP serves the operation (its
- * responder access has need) and the rkey allows it; NULL otherwise.
+ * responder access has need) and the rkey allows it; NULL otherwise (the
+ * responder answers REM_ACCESS_ERR). Inline: every WRITE, READ and atomic
+ * a responder serves asks.
  */
-uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
-                         const struct sn_pkt *p, uint64_t len, unsigned need);
+static inline uint8_t *sn_remote_xlate(struct sn_thread *t,
+                                       const struct sn_qp *qp,
+                                       const struct sn_pkt *p, uint64_t len,
+                                       unsigned need)
+{
+    if ((qp->access & need) != need)
+        return NULL;
+    return sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr, len, need);
+}
 /* Receive WQEs posted and enabled, not yet consumed. */
 uint32_t sn_rq_avail(struct sn_qp *qp);
 /*

@@ -17,10 +17,11 @@
 #include "rdn/softnic/engine_int.h"
 #include "rdn/softnic/roce_int.h"
 
-static const uint32_t sn_pool_cap[SN_POOL_CLASSES] = {256, 4096, 65536};
+static const uint32_t sn_pool_cap[SN_POOL_CLASSES] = {SN_POOL_SMALL, 4096,
+                                                      65536};
 #define SN_POOL_KEEP 1024
 
-struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload)
+struct sn_pkt *sn_pkt_alloc_any(struct sn_thread *t, uint32_t payload)
 {
     struct sn_pkt *p;
     uint8_t c;
@@ -40,11 +41,7 @@ struct sn_pkt *sn_pkt_alloc(struct sn_thread *t, uint32_t payload)
         p->cap = cap;
         p->cls = c < SN_POOL_CLASSES ? c : SN_POOL_NONE;
     }
-    p->next = NULL;
-    p->tm.at = 0;
-    p->tm.pos = SN_TIMER_IDLE;
-    memset(&p->h, 0, sizeof(p->h));
-    return p;
+    return sn_pkt_init(p);
 }
 
 void sn_pkt_free(struct sn_thread *t, struct sn_pkt *p)
@@ -154,14 +151,10 @@ static void sn_route(struct sn_thread *t, struct sn_qp *dst, struct sn_pkt *p)
     struct sn_thread *dt = dst->thr;
 
     if (dt == t) {
-        if (p->tm.at) {
+        if (p->tm.at)
             sn_timer_pkt(t, p);
-        } else if (t->local_tail) {
-            t->local_tail->next = p;
-            t->local_tail = p;
-        } else {
-            t->local = t->local_tail = p;
-        }
+        else
+            sn_local_add(t, dst, p);
         return;
     }
     sn_thread_push(dt, p);
@@ -186,8 +179,8 @@ static void sn_bounce(struct sn_thread *t, struct sn_pkt *p, uint8_t status)
     sn_route(t, src, p);
 }
 
-void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
-             uint64_t depart)
+void sn_send_any(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
+                 uint64_t depart)
 {
     struct sn_dev *dev = qp->dev;
     struct sn_qp *dst;
@@ -205,19 +198,13 @@ void sn_send(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p,
     sn_route(t, dst, p);
 }
 
-void sn_deliver(struct sn_thread *t, struct sn_pkt *p)
+/*
+ * Delivers p to qp, the QP its number names now (NULL: none, or dying).
+ * Inline in sn_deliver and sn_run_local: every packet passes here.
+ */
+static inline void sn_deliver_to(struct sn_thread *t, struct sn_qp *qp,
+                                 struct sn_pkt *p)
 {
-    struct sn_qp *qp = sn_qp_lookup(t->eng, p->h.dst_qpn);
-
-    if (p->h.type == SN_PKT_WIRE) {
-        if (!qp || !load_acquire(&qp->rc))
-            sn_rc_drop(t, p, SN_RC_DROP_NOQP);
-        else if (qp->thr != t)
-            sn_thread_push(qp->thr, p); /* the port delivers to thread 0 */
-        else
-            sn_rc_input(t, qp, p);
-        return;
-    }
     if (!qp || qp->thr != t) {
         sn_bounce(t, p, RNIC_WC_RETRY_EXC_ERR);
         return;
@@ -238,4 +225,43 @@ void sn_deliver(struct sn_thread *t, struct sn_pkt *p)
         return;
     }
     qp->stall = qp->stall_tail = p;
+}
+
+void sn_deliver(struct sn_thread *t, struct sn_pkt *p)
+{
+    struct sn_qp *qp = sn_qp_lookup(t->eng, p->h.dst_qpn);
+
+    if (p->h.type == SN_PKT_WIRE) {
+        if (!qp || !load_acquire(&qp->rc))
+            sn_rc_drop(t, p, SN_RC_DROP_NOQP);
+        else if (qp->thr != t)
+            sn_thread_push(qp->thr, p); /* the port delivers to thread 0 */
+        else
+            sn_rc_input(t, qp, p);
+        return;
+    }
+    sn_deliver_to(t, qp, p);
+}
+
+/*
+ * p->to is what a lookup of p's destination finds, unless the QP began
+ * dying since: the table entry is cleared only after that, and a QP's
+ * number, thread and memory do not change before the table lets go of it
+ * and every thread passed a quiescent point.
+ */
+int sn_run_local(struct sn_thread *t)
+{
+    int n = 0;
+
+    while (t->local) {
+        struct sn_pkt *p = t->local;
+
+        t->local = p->next;
+        if (!t->local)
+            t->local_tail = NULL;
+        p->next = NULL;
+        sn_deliver_to(t, load_relaxed(&p->to->dying) ? NULL : p->to, p);
+        n++;
+    }
+    return n;
 }

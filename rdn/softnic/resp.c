@@ -67,19 +67,6 @@ static void sn_nak(struct sn_thread *t, struct sn_qp *qp,
 }
 
 /*
- * Translates the remote range request p names, if this QP serves the
- * operation (its responder access has need) and the rkey allows it;
- * NULL means REM_ACCESS_ERR.
- */
-uint8_t *sn_remote_xlate(struct sn_thread *t, const struct sn_qp *qp,
-                         const struct sn_pkt *p, uint64_t len, unsigned need)
-{
-    if ((qp->access & need) != need)
-        return NULL;
-    return sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr, len, need);
-}
-
-/*
  * Receive WQEs posted, not yet consumed: the doorbell record's count
  * (big-endian, low 16 bits, as mlx5) ahead of rq_ci. Capped at the ring,
  * since the application, or RDMA, may have stored nonsense there.

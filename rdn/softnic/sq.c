@@ -67,10 +67,11 @@ static void sn_sq_copy(const struct sn_qp *qp, uint32_t bb, uint32_t off,
 }
 
 /*
- * sn_sq_copy() with the common case inline: no snapshot, no wrap, at most
- * three segments (the rest of a one-block WQE). Copies of a constant size
- * are a few moves; the compiler makes one of variable size a string copy,
- * whose start alone takes longer.
+ * sn_sq_copy() with the common case inline: no snapshot, no wrap. A block,
+ * or at most three segments (the rest of a two-block WQE), is a copy of a
+ * constant size, a few moves; the compiler makes one of variable size a
+ * string copy, whose start alone takes longer. Longer rests (a READ's
+ * scatter list) are one memcpy.
  */
 static inline void sn_sq_read(const struct sn_qp *qp, uint32_t bb, uint32_t off,
                               uint8_t *dst, size_t len)
@@ -94,18 +95,19 @@ static inline void sn_sq_read(const struct sn_qp *qp, uint32_t bb, uint32_t off,
     case 3 * MLX5_SEND_WQE_DS:
         memcpy(dst, src, 3 * MLX5_SEND_WQE_DS);
         break;
+    case MLX5_SEND_WQE_BB:
+        memcpy(dst, src, MLX5_SEND_WQE_BB);
+        break;
     default:
-        sn_sq_copy(qp, bb, off, dst, len);
+        memcpy(dst, src, len);
     }
 }
 
 /* Strict mode: snapshot WQEBBs up to the window ahead of ci. */
-static void sn_sq_prefetch(struct sn_qp *qp)
+static void sn_sq_snapshot(struct sn_qp *qp)
 {
     uint32_t window = qp->dev->strict;
 
-    if (!qp->shadow)
-        return;
     if ((int32_t)(qp->fetched - qp->ci) < 0)
         qp->fetched = qp->ci;
     while (qp->fetched != qp->limit && qp->fetched - qp->ci < window &&
@@ -115,6 +117,16 @@ static void sn_sq_prefetch(struct sn_qp *qp)
         memcpy(qp->shadow + off, qp->sq + off, MLX5_SEND_WQE_BB);
         qp->fetched++;
     }
+}
+
+/*
+ * sn_sq_snapshot() on a strict-mode queue: every WQE executed and every
+ * limit raised asks, and most queues have no snapshot.
+ */
+static inline void sn_sq_prefetch(struct sn_qp *qp)
+{
+    if (qp->shadow)
+        sn_sq_snapshot(qp);
 }
 
 /* ---- completions ------------------------------------------------------ */
@@ -138,7 +150,7 @@ static void sn_complete(struct sn_thread *t, struct sn_qp *qp,
 }
 
 /* Retires done entries from the head of the out ring, in order. */
-static void sn_qp_retire(struct sn_thread *t, struct sn_qp *qp)
+static void sn_qp_retire_done(struct sn_thread *t, struct sn_qp *qp)
 {
     bool timed = qp->dev->tm.timed;
 
@@ -165,6 +177,17 @@ static void sn_qp_retire(struct sn_thread *t, struct sn_qp *qp)
             qp->rd_used &= ~(1u << (o->rd - 1));
         qp->out_head++;
     }
+}
+
+/*
+ * sn_qp_retire_done() when the head entry is done: a run retires after
+ * every step, and mostly the head still waits for its response.
+ */
+static inline void sn_qp_retire(struct sn_thread *t, struct sn_qp *qp)
+{
+    if (qp->out_head != qp->out_tail &&
+        qp->out[qp->out_head & qp->out_mask].done)
+        sn_qp_retire_done(t, qp);
 }
 
 /* ---- WAIT bookkeeping ------------------------------------------------- */
@@ -417,12 +440,12 @@ static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
     return 0;
 }
 
-static int sn_rd_slot(struct sn_qp *qp)
+/* The lowest free READ/atomic slot, or -1 when all SN_MAX_RD are busy. */
+static int sn_rd_slot(const struct sn_qp *qp)
 {
-    for (int i = 0; i < SN_MAX_RD; i++)
-        if (!(qp->rd_used & (1u << i)))
-            return i;
-    return -1;
+    uint32_t free = ~qp->rd_used & ((1u << SN_MAX_RD) - 1);
+
+    return free ? __builtin_ctz(free) : -1;
 }
 
 /* READ and the atomics: remember where the response goes, then send. */
@@ -549,9 +572,13 @@ static bool sn_op_wait(struct sn_thread *t, struct sn_qp *qp, struct sn_wqe *w,
     return false;
 }
 
-/* Fills the out entry of the WQE at ci and returns it (not yet pushed). */
-static struct sn_out *sn_out_begin(struct sn_qp *qp, uint8_t opcode,
-                                   uint8_t flags)
+/*
+ * Fills the out entry of the WQE at ci and returns it (not yet pushed).
+ * This and sn_out_end() are inline: every WQE executed takes both, and as
+ * calls from sn_sq_step's cases they cost about what their bodies do.
+ */
+static inline struct sn_out *sn_out_begin(struct sn_qp *qp, uint8_t opcode,
+                                          uint8_t flags)
 {
     struct sn_out *o = &qp->out[qp->out_tail & qp->out_mask];
 
@@ -566,8 +593,9 @@ static struct sn_out *sn_out_begin(struct sn_qp *qp, uint8_t opcode,
 }
 
 /* Pushes the out entry, advances ci past nbb blocks, fails on error. */
-static void sn_out_end(struct sn_thread *t, struct sn_qp *qp, struct sn_out *o,
-                       uint32_t nbb, int status, bool local, uint64_t end)
+static inline void sn_out_end(struct sn_thread *t, struct sn_qp *qp,
+                              struct sn_out *o, uint32_t nbb, int status,
+                              bool local, uint64_t end)
 {
     if (qp->dev->tm.timed) { /* the trace shows model times */
         o->start_ns = qp->next_ns;
@@ -616,7 +644,8 @@ static int sn_fetch(struct sn_qp *qp, struct sn_wqe *w)
 {
     const struct mlx5_ctrl_seg *c = (const void *)w->b;
 
-    sn_sq_read(qp, qp->ci, 0, w->b, MLX5_SEND_WQE_DS);
+    /* The whole first block: it holds all of most WQEs. */
+    sn_sq_read(qp, qp->ci, 0, w->b, MLX5_SEND_WQE_BB);
     w->opcode = mlx5_ctrl_opcode(c);
     w->ds = mlx5_ctrl_ds(c);
     w->flags = c->fm_ce_se;
@@ -625,9 +654,10 @@ static int sn_fetch(struct sn_qp *qp, struct sn_wqe *w)
         w->nbb = 1;
         return RNIC_WC_LOC_QP_OP_ERR;
     }
-    if (w->opcode != MLX5_OPCODE_NOP) /* a NOP reads no segment */
-        sn_sq_read(qp, qp->ci, MLX5_SEND_WQE_DS, w->b + MLX5_SEND_WQE_DS,
-                   (w->ds - 1u) * MLX5_SEND_WQE_DS);
+    if (w->nbb > 1 && w->opcode != MLX5_OPCODE_NOP) /* a NOP uses none */
+        sn_sq_read(qp, qp->ci + 1, 0, w->b + MLX5_SEND_WQE_BB,
+                   (w->ds - MLX5_SEND_WQE_BB / MLX5_SEND_WQE_DS) *
+                       MLX5_SEND_WQE_DS);
     return 0;
 }
 
@@ -637,7 +667,10 @@ static bool sn_is_rd(uint8_t opcode)
            opcode == MLX5_OPCODE_ATOMIC_FA;
 }
 
-/* Executes one WQE; SN_STEP_BLOCKED when the QP cannot go on now. */
+/*
+ * Executes one WQE; SN_STEP_BLOCKED when the QP cannot go on now. The
+ * caller checked that there is one (sn_sq_idle).
+ */
 static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
 {
     const struct sn_timing *tm = &qp->dev->tm;
@@ -647,8 +680,6 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
 
     if (qp->block == SN_BLK_WAIT)
         return sn_wait_resume(t, qp);
-    if (qp->ci == qp->limit)
-        return SN_STEP_BLOCKED;
     if (qp->out_tail - qp->out_head > qp->out_mask) {
         qp->retire_wake = true; /* retiring kicks us */
         return SN_STEP_BLOCKED;
@@ -724,6 +755,16 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
     }
 }
 
+/*
+ * Nothing posted or enabled to execute, no WAIT to resume: a run mostly
+ * ends here (after retiring what a response completed), so it is checked
+ * before sn_sq_step() sets up its frame for a WQE.
+ */
+static inline bool sn_sq_idle(const struct sn_qp *qp)
+{
+    return qp->block != SN_BLK_WAIT && qp->ci == qp->limit;
+}
+
 void sn_qp_run(struct sn_thread *t, struct sn_qp *qp)
 {
     uint32_t st = load_acquire(&qp->state);
@@ -738,7 +779,7 @@ void sn_qp_run(struct sn_thread *t, struct sn_qp *qp)
         return;
     }
     while (budget > 0) {
-        int step = sn_sq_step(t, qp);
+        int step = sn_sq_idle(qp) ? SN_STEP_BLOCKED : sn_sq_step(t, qp);
 
         if (step == SN_STEP_BLOCKED)
             return;
