@@ -204,6 +204,17 @@ def test_replies(t):
             t.eq("%s %r as memcached" % (args, s), a, b)
 
 
+def watcher_count(srv, want):
+    """stats' log_watchers once it says want, or after 5 s what it says."""
+    n = None
+    for _ in range(100):
+        n = Client(srv).stats().get("log_watchers")
+        if n == want:
+            break
+        time.sleep(0.05)
+    return n
+
+
 def limit(program, args):
     srv = Server(args, program=program)
     watchers = []
@@ -213,24 +224,12 @@ def limit(program, args):
         c.send(b"watch\r\n")
         out.append(c.line())
         watchers.append(c)
-    # memcached's logger thread takes new watchers in on its own time:
+    # memcached's logger thread takes watchers in and out on its own time:
     # under load, stats may lag the replies for a while
-    n = None
-    for _ in range(100):
-        n = Client(srv).stats().get("log_watchers")
-        if n == "20":
-            break
-        time.sleep(0.02)
-    out.append(n)
+    out.append(watcher_count(srv, "20"))
     for c in watchers:
         c.close()
-    n = None
-    for _ in range(100):
-        n = Client(srv).stats().get("log_watchers")
-        if n == "0":
-            break
-        time.sleep(0.05)
-    out.append(n)
+    out.append(watcher_count(srv, "0"))
     srv.stop()
     return out
 
