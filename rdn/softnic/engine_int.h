@@ -496,6 +496,31 @@ static inline void sn_local_add(struct sn_thread *t, struct sn_qp *dst,
     p->to = dst;
 }
 
+/* Hands p to the thread of QP dst (ready at p->tm.at, 0 = now). */
+static inline void sn_route(struct sn_thread *t, struct sn_qp *dst,
+                            struct sn_pkt *p)
+{
+    if (dst->thr != t)
+        sn_thread_push(dst->thr, p);
+    else if (p->tm.at)
+        sn_timer_pkt(t, p);
+    else
+        sn_local_add(t, dst, p);
+}
+
+/* Takes the first packet off a queue of head and tail pointers. */
+static inline struct sn_pkt *sn_pkt_pop(struct sn_pkt **head,
+                                        struct sn_pkt **tail)
+{
+    struct sn_pkt *p = *head;
+
+    *head = p->next;
+    if (!*head)
+        *tail = NULL;
+    p->next = NULL;
+    return p;
+}
+
 /*
  * sn_send_any() for an untimed device's packet to a QP of this engine
  * that exists: every request and response of a chain is one.
@@ -511,10 +536,7 @@ static inline void sn_send(struct sn_thread *t, struct sn_qp *qp,
         return;
     }
     p->tm.at = 0;
-    if (dst->thr == t)
-        sn_local_add(t, dst, p);
-    else
-        sn_thread_push(dst->thr, p);
+    sn_route(t, dst, p);
 }
 /* Handles a packet that is ready (responder or requester side). */
 void sn_deliver(struct sn_thread *t, struct sn_pkt *p);

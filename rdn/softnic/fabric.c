@@ -145,21 +145,6 @@ void sn_thread_push(struct sn_thread *dt, struct sn_pkt *p)
     sn_wake(dt->sh);
 }
 
-/* Hands p to the thread of QP dst (ready at p->tm.at, 0 = now). */
-static void sn_route(struct sn_thread *t, struct sn_qp *dst, struct sn_pkt *p)
-{
-    struct sn_thread *dt = dst->thr;
-
-    if (dt == t) {
-        if (p->tm.at)
-            sn_timer_pkt(t, p);
-        else
-            sn_local_add(t, dst, p);
-        return;
-    }
-    sn_thread_push(dt, p);
-}
-
 /* Turns request p into a NAK back to its sender (the target is gone). */
 static void sn_bounce(struct sn_thread *t, struct sn_pkt *p, uint8_t status)
 {
@@ -254,12 +239,8 @@ int sn_run_local(struct sn_thread *t)
     int n = 0;
 
     while (t->local) {
-        struct sn_pkt *p = t->local;
+        struct sn_pkt *p = sn_pkt_pop(&t->local, &t->local_tail);
 
-        t->local = p->next;
-        if (!t->local)
-            t->local_tail = NULL;
-        p->next = NULL;
         sn_deliver_to(t, load_relaxed(&p->to->dying) ? NULL : p->to, p);
         n++;
     }

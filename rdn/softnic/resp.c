@@ -333,12 +333,8 @@ void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp)
 {
     store_seq_cst(&qp->sh->rnr_wait, 0);
     while (qp->stall) {
-        struct sn_pkt *p = qp->stall;
+        struct sn_pkt *p = sn_pkt_pop(&qp->stall, &qp->stall_tail);
 
-        qp->stall = p->next;
-        if (!qp->stall)
-            qp->stall_tail = NULL;
-        p->next = NULL;
         if (!sn_resp_request(t, qp, p)) {
             p->next = qp->stall;
             qp->stall = p;
