@@ -501,10 +501,11 @@ static const char *bad_laps(struct bare *b, bool indexes)
         struct rdn_get_req r;
 
         fill_req(b, "hostile-key", &r);
-        for (unsigned f = 1; f < RDN_LAP_WORDS; f++)
-            r.lap[f] = indexes ? cpu_to_be32((uint32_t)rand())
-                               : cpu_to_be32(be32_to_cpu(r.lap[f]) +
-                                             (f == 1 ? 1u << 20 : 0));
+        if (indexes)
+            for (unsigned f = 1; f < RDN_LAP_WORDS; f++)
+                r.lap[f] = cpu_to_be32((uint32_t)rand());
+        else
+            r.lap[1] = cpu_to_be32(be32_to_cpu(r.lap[1]) + (1u << 20));
         if (ofl_client_send_req(&b->nic, &r) < 0)
             return "error";
         v = bare_answer(b, "hostile-key");

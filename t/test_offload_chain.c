@@ -625,12 +625,14 @@ static void check_lap(bool seq, bool gated, struct chain_report *rep,
     ck_assert_int_eq(chain_check_add_mem(c, w.b.l.pipe.resp.rq_db.ptr, 4), 0);
     for (uint32_t k = 0; k < ITERS; k++) {
         struct rdn_get_req req;
+        bool gate = gated && k >= DEPTH;
 
         build_req(k % 2 ? "unknown" : "checked", k, &req);
-        ck_assert_int_eq(chain_check_inject_after(
-                             c, &w.b.l.pipe.resp, &req, sizeof(req),
-                             gated && k >= DEPTH ? w.b.l.cli.q.rcq : NULL,
-                             k + 1 - DEPTH),
+
+        ck_assert_int_eq(chain_check_inject_after(c, &w.b.l.pipe.resp, &req,
+                                                  sizeof(req),
+                                                  gate ? w.b.l.cli.q.rcq : NULL,
+                                                  gate ? k + 1 - DEPTH : 0),
                          0);
     }
     ck_assert_msg(chain_check_run(c, rep) == 0, "check: %s", chain_errmsg());
