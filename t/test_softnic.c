@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "t/support/test_softnic_util.h"
 
@@ -417,6 +418,70 @@ START_TEST(reads_past_outstanding_limit)
 }
 END_TEST
 
+/*
+ * A READ and an FADD posted right behind a WRITE to the same bytes, on
+ * the same QP: RC serves a QP's requests in order, so both see the
+ * WRITE's value (softnic serves READs and atomics in place only when
+ * nothing sent before them is still on its way).
+ */
+START_TEST(read_and_atomic_after_write_see_it)
+{
+    uint64_t *x = (uint64_t *)(D.mem + 8192);
+    uint64_t *val = (uint64_t *)D.mem, *got = val + 1, *old = val + 2;
+    struct rnic_wc wc;
+
+    for (uint64_t round = 1; round <= 50; round++) {
+        struct tw w;
+
+        *x = 0;
+        *val = round * 1000;
+        *got = *old = 0;
+        tw_ctrl(&w, MLX5_OPCODE_RDMA_WRITE, 0);
+        tw_raddr(&w, (uintptr_t)x, D.mr->rkey);
+        tw_data(&w, 8, D.mr->lkey, val);
+        tq_post(&Q, &w);
+        tw_ctrl(&w, MLX5_OPCODE_RDMA_READ, 0);
+        tw_raddr(&w, (uintptr_t)x, D.mr->rkey);
+        tw_data(&w, 8, D.mr->lkey, got);
+        tq_post(&Q, &w);
+        tw_ctrl(&w, MLX5_OPCODE_ATOMIC_FA, MLX5_WQE_CTRL_CQ_UPDATE);
+        tw_raddr(&w, (uintptr_t)x, D.mr->rkey);
+        tw_atomic(&w, 1, 0);
+        tw_data(&w, 8, D.mr->lkey, old);
+        tq_post(&Q, &w);
+        tq_ring(&Q);
+        ck_assert_int_eq(tpoll(D.scq, &wc, 1, TMS), 1);
+        ck_assert_uint_eq(wc.status, RNIC_WC_SUCCESS);
+        ck_assert_uint_eq(*got, round * 1000);
+        ck_assert_uint_eq(*old, round * 1000);
+        ck_assert_uint_eq(*x, round * 1000 + 1);
+    }
+}
+END_TEST
+
+/*
+ * A READ whose scatter entries overlap its own source: the bytes read are
+ * the source as it was, whichever entry lands first.
+ */
+START_TEST(read_into_its_own_source_reads_it_first)
+{
+    uint8_t *buf = D.mem + 8192, orig[16];
+    struct tw w;
+    struct rnic_wc wc;
+
+    fill(buf, 24, 3);
+    memcpy(orig, buf, sizeof(orig));
+    tw_ctrl(&w, MLX5_OPCODE_RDMA_READ, MLX5_WQE_CTRL_CQ_UPDATE);
+    tw_raddr(&w, (uintptr_t)buf, D.mr->rkey);
+    tw_data(&w, 8, D.mr->lkey, buf + 8);
+    tw_data(&w, 8, D.mr->lkey, buf + 16);
+    wc = run1(&w);
+    ck_assert_uint_eq(wc.status, RNIC_WC_SUCCESS);
+    ck_assert_mem_eq(buf, orig, 8);
+    ck_assert_mem_eq(buf + 8, orig, 16);
+}
+END_TEST
+
 /* Runs NOPs until the next WQE starts n blocks before the ring's end. */
 static void to_blocks_before_end(uint32_t n)
 {
@@ -495,6 +560,8 @@ static Suite *softnic_suite(void)
     tcase_add_test(tc, many_writes_in_order);
     tcase_add_test(tc, reads_past_outstanding_limit);
     tcase_add_test(tc, wqe_across_ring_end);
+    tcase_add_test(tc, read_and_atomic_after_write_see_it);
+    tcase_add_test(tc, read_into_its_own_source_reads_it_first);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -448,9 +448,108 @@ static int sn_rd_slot(const struct sn_qp *qp)
     return free ? __builtin_ctz(free) : -1;
 }
 
-/* READ and the atomics: remember where the response goes, then send. */
+/* Writes a READ / atomic response into the local scatter list. */
+static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
+                           const struct sn_rd *rd, const uint8_t *data,
+                           uint64_t len)
+{
+    const struct sn_mr *mr = NULL;
+    uint64_t off = 0;
+
+    for (uint32_t i = 0; i < rd->nsge && off < len; i++) {
+        const struct sn_sge *s = &rd->sge[i];
+        uint64_t n = sn_dseg_len(s->byte_count);
+        uint8_t *dst;
+
+        if (n > len - off)
+            n = len - off;
+        mr = sn_mr_lookup_next(t->eng, qp->dev, s->lkey, mr);
+        dst = sn_mr_addr(mr, s->addr, n, RNIC_ACCESS_LOCAL_WRITE);
+        if (!dst)
+            return RNIC_WC_LOC_PROT_ERR;
+        memcpy(dst, data + off, n);
+        sn_mr_stored_mr(t, mr, s->addr, n);
+        off += n;
+    }
+    return 0;
+}
+
+/* Largest READ sn_rd_now() serves: it copies the source aside first. */
+#define SN_NOW_READ_MAX 512
+
+/*
+ * The responder of qp when a request qp sends now may be served in place:
+ * untimed, a QP of this thread ready to serve qp, and no packet of this
+ * thread on its way. Then nothing qp sent before is unserved (RC serves a
+ * QP's requests in order; one waiting for a receive is in dst->stall),
+ * and whatever a queue that ran before it sent has landed (so a queue
+ * released first still lands first, docs/softnic.md "Threads"). NULL:
+ * send it.
+ */
+static struct sn_qp *sn_now_responder(struct sn_thread *t, struct sn_qp *qp)
+{
+    struct sn_qp *dst;
+
+    if (qp->rc || qp->dev->tm.timed || t->local)
+        return NULL;
+    dst = sn_qp_lookup(t->eng, qp->peer_qpn);
+    if (!dst || dst->thr != t || dst->rc || dst->stall ||
+        dst->peer_qpn != qp->qpn || load_acquire(&dst->state) != RNIC_QPS_RTS)
+        return NULL;
+    return dst;
+}
+
+/*
+ * A READ or atomic served at once, as its responder would serve it on
+ * arrival, when sn_now_responder() allows and the request would succeed
+ * there; returns false to send it as packets instead, which keeps the
+ * responder's refusals (NAKs, its error state) on the one path that has
+ * them. *st is the local scatter's status.
+ */
+static bool sn_rd_now(struct sn_thread *t, struct sn_qp *qp,
+                      const struct sn_wqe *w, const struct sn_rd *rd,
+                      uint64_t len, int *st)
+{
+    const struct mlx5_raddr_seg *r = (const void *)(w->b + 16);
+    uint64_t raddr = be64_to_cpu(r->raddr);
+    uint32_t rkey = be32_to_cpu(r->rkey);
+    bool read = w->opcode == MLX5_OPCODE_RDMA_READ;
+    unsigned need = read ? RNIC_ACCESS_REMOTE_READ : RNIC_ACCESS_REMOTE_ATOMIC;
+    uint8_t copy[SN_NOW_READ_MAX];
+    struct sn_qp *dst;
+    uint8_t *src;
+
+    if ((read && len > sizeof(copy)) || (!read && raddr % 8))
+        return false;
+    dst = sn_now_responder(t, qp);
+    if (!dst || (dst->access & need) != need)
+        return false;
+    src = sn_xlate(t->eng, dst->dev, rkey, raddr, len, need);
+    if (!src)
+        return false;
+    if (read) {
+        memcpy(copy, src, len); /* a scatter entry may overlap the source */
+    } else {
+        const struct mlx5_atomic_seg *a = (const void *)(w->b + 32);
+        uint64_t old = be64_to_cpu(a->compare);
+
+        if (w->opcode == MLX5_OPCODE_ATOMIC_CS)
+            cas_seq_cst((uint64_t *)src, &old, be64_to_cpu(a->swap_add));
+        else
+            old = fetch_add_seq_cst((uint64_t *)src, be64_to_cpu(a->swap_add));
+        sn_mr_stored(t, rkey, raddr, 8);
+        memcpy(copy, &old, 8);
+    }
+    *st = sn_scatter_resp(t, qp, rd, copy, len);
+    return true;
+}
+
+/*
+ * READ and the atomics: remember where the response goes, then send, or
+ * serve it in place (*now set: the entry is done).
+ */
 static int sn_op_rd(struct sn_thread *t, struct sn_qp *qp,
-                    const struct sn_wqe *w, struct sn_out *o)
+                    const struct sn_wqe *w, struct sn_out *o, bool *now)
 {
     const struct mlx5_raddr_seg *r = (const void *)(w->b + 16);
     bool atomic = w->opcode != MLX5_OPCODE_RDMA_READ;
@@ -468,6 +567,11 @@ static int sn_op_rd(struct sn_thread *t, struct sn_qp *qp,
         return st;
     if (atomic && total != 8)
         return RNIC_WC_LOC_LEN_ERR;
+    o->byte_len = (uint32_t)total;
+    if (sn_rd_now(t, qp, w, rd, total, &st)) {
+        *now = true;
+        return st;
+    }
     p = sn_request(t, qp,
                    w->opcode == MLX5_OPCODE_RDMA_READ   ? SN_PKT_READ
                    : w->opcode == MLX5_OPCODE_ATOMIC_CS ? SN_PKT_CAS
@@ -486,7 +590,6 @@ static int sn_op_rd(struct sn_thread *t, struct sn_qp *qp,
     }
     qp->rd_used |= 1u << slot;
     o->rd = (uint8_t)(slot + 1);
-    o->byte_len = (uint32_t)total;
     sn_send(t, qp, p, w->end);
     return 0;
 }
@@ -730,10 +833,13 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
         return SN_STEP_DONE;
     case MLX5_OPCODE_RDMA_READ:
     case MLX5_OPCODE_ATOMIC_CS:
-    case MLX5_OPCODE_ATOMIC_FA:
-        st = sn_op_rd(t, qp, &w, o);
-        sn_out_end(t, qp, o, w.nbb, st, false, w.end);
+    case MLX5_OPCODE_ATOMIC_FA: {
+        bool now = false;
+
+        st = sn_op_rd(t, qp, &w, o, &now);
+        sn_out_end(t, qp, o, w.nbb, st, now, w.end);
         return SN_STEP_DONE;
+    }
     case MLX5_OPCODE_SEND_EN:
     case MLX5_OPCODE_RECV_EN: {
         bool self = false, yield = false;
@@ -838,32 +944,6 @@ void sn_qp_dirty(struct sn_thread *t, struct sn_qp *qp)
     else if (qp->stall)
         sn_resp_unstall(t, qp);
     sn_kick(t, qp);
-}
-
-/* Writes a READ / atomic response into the local scatter list. */
-static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
-                           const struct sn_rd *rd, const uint8_t *data,
-                           uint64_t len)
-{
-    const struct sn_mr *mr = NULL;
-    uint64_t off = 0;
-
-    for (uint32_t i = 0; i < rd->nsge && off < len; i++) {
-        const struct sn_sge *s = &rd->sge[i];
-        uint64_t n = sn_dseg_len(s->byte_count);
-        uint8_t *dst;
-
-        if (n > len - off)
-            n = len - off;
-        mr = sn_mr_lookup_next(t->eng, qp->dev, s->lkey, mr);
-        dst = sn_mr_addr(mr, s->addr, n, RNIC_ACCESS_LOCAL_WRITE);
-        if (!dst)
-            return RNIC_WC_LOC_PROT_ERR;
-        memcpy(dst, data + off, n);
-        sn_mr_stored_mr(t, mr, s->addr, n);
-        off += n;
-    }
-    return 0;
 }
 
 void sn_qp_response(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p)
