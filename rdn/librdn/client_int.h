@@ -55,7 +55,9 @@ struct rdn_srv {
     uint32_t id;
     uint64_t token; /* the welcome's (RESUME proves who we are) */
     struct ofl_hits hits;
-    uint64_t hit_fp[RDN_HITS_MAX];
+    uint64_t hit_fp[RDN_HITS_MAX]; /* the batch's keys' fingerprints */
+    /* hit_fp by fingerprint: open addressing, 0 or 1 + an index */
+    uint16_t hit_slot[2 * RDN_HITS_MAX];
     uint64_t hits_since_ms;
     struct rdn_client_stats st;
 };

@@ -272,21 +272,40 @@ void rdnc_send_hits(struct rdn_srv *s)
         ofl_wire_send(s->ctl, RDN_MSG_HITS, s->hits.buf, (uint32_t)s->hits.len,
                       0);
     ofl_hits_reset(&s->hits);
+    memset(s->hit_slot, 0, sizeof(s->hit_slot));
+}
+
+_Static_assert((RDN_HITS_MAX & (RDN_HITS_MAX - 1)) == 0 &&
+                   RDN_HITS_MAX < UINT16_MAX,
+               "hit_slot is a power-of-two table of 16-bit indexes");
+
+/*
+ * Where fingerprint fp is in the batch's table, or the free slot where it
+ * goes: the table has twice the batch's room, so a free slot is near.
+ */
+static uint16_t *hit_slot_of(struct rdn_srv *s, uint64_t fp)
+{
+    const uint32_t mask = 2 * RDN_HITS_MAX - 1;
+    uint32_t h = (uint32_t)fp & mask;
+
+    while (s->hit_slot[h] && s->hit_fp[s->hit_slot[h] - 1] != fp)
+        h = (h + 1) & mask;
+    return &s->hit_slot[h];
 }
 
 /* Notes a NIC hit; sends the batch when full or a second old. */
 void rdnc_note_hit(struct rdn_srv *s, const char *key, size_t nkey, uint64_t fp)
 {
     uint64_t now = mono_ms();
+    uint16_t *slot = hit_slot_of(s, fp);
 
-    for (unsigned i = 0; i < s->hits.count; i++)
-        if (s->hit_fp[i] == fp)
-            goto maybe_send; /* reported in this batch already */
-    if (s->hits.count == 0)
-        s->hits_since_ms = now;
-    s->hit_fp[s->hits.count] = fp;
-    ofl_hits_add(&s->hits, key, nkey);
-maybe_send:
+    if (!*slot) { /* not reported in this batch yet */
+        if (s->hits.count == 0)
+            s->hits_since_ms = now;
+        s->hit_fp[s->hits.count] = fp;
+        if (ofl_hits_add(&s->hits, key, nkey))
+            *slot = (uint16_t)s->hits.count;
+    }
     if (s->hits.count == RDN_HITS_MAX ||
         now - s->hits_since_ms >= RDN_HITS_EVERY_MS)
         rdnc_send_hits(s);
