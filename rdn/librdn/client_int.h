@@ -155,9 +155,10 @@ int rdnc_ctl_resume(struct rdn_srv *s);
 /* The current geometry (REFRESH), resuming a dead connection. 0 or
  * -errno. */
 int rdnc_refresh(struct rdn_srv *s);
-/* Notes a NIC hit of key (fingerprint fp) for the next LRU report. */
-void rdnc_note_hit(struct rdn_srv *s, const char *key, size_t nkey,
-                   uint64_t fp);
+/* Notes a NIC hit of key (fingerprint fp) at now (mono_ms()) for the next
+ * LRU report. */
+void rdnc_note_hit(struct rdn_srv *s, const char *key, size_t nkey, uint64_t fp,
+                   uint64_t now);
 /* Sends the LRU report gathered so far, if any. */
 void rdnc_send_hits(struct rdn_srv *s);
 

@@ -294,9 +294,9 @@ static uint16_t *hit_slot_of(struct rdn_srv *s, uint64_t fp)
 }
 
 /* Notes a NIC hit; sends the batch when full or a second old. */
-void rdnc_note_hit(struct rdn_srv *s, const char *key, size_t nkey, uint64_t fp)
+void rdnc_note_hit(struct rdn_srv *s, const char *key, size_t nkey, uint64_t fp,
+                   uint64_t now)
 {
-    uint64_t now = mono_ms();
     uint16_t *slot = hit_slot_of(s, fp);
 
     if (!*slot) { /* not reported in this batch yet */

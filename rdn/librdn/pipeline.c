@@ -15,10 +15,12 @@
 #define RDN_MAX_TRIES     4   /* NIC attempts per key (torn, stale) */
 #define RDN_SPIN_ROUNDS   256 /* polls of all servers before sleeping */
 #define RDN_WAIT_SLICE_MS 1   /* one sleep on one server's answers */
+#define RDN_CLOCK_ROUNDS  64  /* idle polls between two looks at the clock */
 
-static uint32_t server_now(const struct rdn_srv *s)
+/* The server's clock (seconds) at now_ms, from the geometry's. */
+static uint32_t server_now(const struct rdn_srv *s, uint64_t now_ms)
 {
-    return s->geo.server_time + (uint32_t)((mono_ms() - s->geo_ms) / 1000);
+    return s->geo.server_time + (uint32_t)((now_ms - s->geo_ms) / 1000);
 }
 
 void rdnc_to_tcp(struct job *j, const char *why)
@@ -38,7 +40,7 @@ static void retry_or_tcp(struct lane *l, struct job *j, const char *why)
 
 /* A verified hit: copy the value out of the slot. */
 static void take_hit(struct rdn_srv *s, struct job *j,
-                     const struct rdn_item *it)
+                     const struct rdn_item *it, uint64_t now_ms)
 {
     struct rdn_result *r = j->res;
 
@@ -53,7 +55,7 @@ static void take_hit(struct rdn_srv *s, struct job *j,
     r->src = RDN_SRC_NIC;
     j->done = true;
     s->st.nic_hits++;
-    rdnc_note_hit(s, j->wkey, j->nwkey, j->kh.fp);
+    rdnc_note_hit(s, j->wkey, j->nwkey, j->kh.fp, now_ms);
 }
 
 /* The lane's server broke: what it has not answered goes to TCP. */
@@ -67,8 +69,9 @@ static void lane_lost(struct lane *l, const char *why, int rc)
     l->nretry = 0;
 }
 
-/* Judges the answer to request n and decides the job's fate. */
-static void handle_answer(struct lane *l, uint64_t n)
+/* Judges the answer to request n (taken at now_ms) and decides the job's
+ * fate. */
+static void handle_answer(struct lane *l, uint64_t n, uint64_t now_ms)
 {
     struct rdn_srv *s = l->s;
     struct flight *f = &l->fl[n & (s->nic.depth - 1)];
@@ -78,11 +81,12 @@ static void handle_answer(struct lane *l, uint64_t n)
     enum ofl_verdict v;
 
     g.gen_word = f->gen_word; /* judged against what it was sent with */
-    v = ofl_client_judge(&s->nic, n, &g, j->wkey, j->nwkey, server_now(s), &it);
+    v = ofl_client_judge(&s->nic, n, &g, j->wkey, j->nwkey,
+                         server_now(s, now_ms), &it);
     l->inflight--;
     switch (v) {
     case OFL_HIT:
-        take_hit(s, j, it);
+        take_hit(s, j, it, now_ms);
         break;
     case OFL_MISS:
         if (f->flags & RDN_GEO_EXPANDING) {
@@ -136,7 +140,7 @@ static struct job *next_job(struct lane *l)
 }
 
 /* Sends one job: 0, -EBUSY (send ring full: try later) or -errno. */
-static int send_job(struct lane *l, struct job *j)
+static int send_job(struct lane *l, struct job *j, uint64_t now_ms)
 {
     struct rdn_srv *s = l->s;
     int64_t n;
@@ -150,17 +154,17 @@ static int send_job(struct lane *l, struct job *j)
     l->fl[(uint64_t)n & (s->nic.depth - 1)] =
         (struct flight){j, s->geo.gen_word, s->geo.flags};
     if (l->inflight++ == 0)
-        l->quiet_since = mono_ms();
+        l->quiet_since = now_ms;
     return 0;
 }
 
 /* Sends what may be sent; true if something is left that could not be. */
-static bool send_some(struct lane *l)
+static bool send_some(struct lane *l, uint64_t now_ms)
 {
     struct job *j;
 
     while (l->inflight < l->s->nic.depth && (j = next_job(l))) {
-        int rc = send_job(l, j);
+        int rc = send_job(l, j, now_ms);
 
         if (rc == -EBUSY)
             return true;
@@ -173,7 +177,7 @@ static bool send_some(struct lane *l)
 }
 
 /* Takes the answers that are there; true if there were any. */
-static bool reap_lane(struct lane *l)
+static bool reap_lane(struct lane *l, uint64_t now_ms)
 {
     bool any = false;
     uint64_t n;
@@ -185,11 +189,11 @@ static bool reap_lane(struct lane *l)
             lane_lost(l, "RDMA answer failed", rc);
             break;
         }
-        handle_answer(l, n);
+        handle_answer(l, n, now_ms);
         any = true;
     }
     if (any)
-        l->quiet_since = mono_ms();
+        l->quiet_since = now_ms;
     return any;
 }
 
@@ -200,30 +204,34 @@ static bool reap_lane(struct lane *l)
  * over all servers, then sleeps briefly on one of them (an RDMA client
  * cannot sleep on several completion queues at once); a server with no
  * answer for timeout_ms is given up (its keys go to TCP), the others go
- * on.
+ * on. The clock is read once per round that took answers, after a sleep,
+ * and every RDN_CLOCK_ROUNDS idle rounds: a read costs several polls, and
+ * the times it serves (timeouts, LRU batches, expiry) count milliseconds.
  */
 void rdnc_run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
 {
-    uint64_t blocked_since = 0;
+    uint64_t blocked_since = 0, now = 0;
     unsigned idle = 0;
     uint32_t turn = 0;
 
     for (;;) {
         bool busy = false, waiting = false, progress = false;
 
+        if (idle % RDN_CLOCK_ROUNDS == 0)
+            now = mono_ms();
         for (uint32_t i = 0; i < nl; i++) {
             struct lane *l = &lanes[i];
 
             if (!l->s->nic_ok)
                 continue;
-            busy |= send_some(l);
-            progress |= reap_lane(l);
+            busy |= send_some(l, now);
+            progress |= reap_lane(l, now);
             if (!l->s->nic_ok)
                 continue;
             busy |= l->nretry || l->next < l->nq;
             if (l->inflight) {
                 waiting = true;
-                if (mono_ms() - l->quiet_since > (uint64_t)timeout_ms)
+                if (now - l->quiet_since > (uint64_t)timeout_ms)
                     lane_lost(l, "RDMA answers lost", -ETIMEDOUT);
             }
         }
@@ -249,8 +257,9 @@ void rdnc_run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
             if (rc < 0) {
                 lane_lost(l, "RDMA answer failed", rc);
             } else if (rc > 0) {
-                handle_answer(l, n);
-                l->quiet_since = mono_ms();
+                now = mono_ms();
+                handle_answer(l, n, now);
+                l->quiet_since = now;
             }
             break;
         }
@@ -258,11 +267,11 @@ void rdnc_run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
             /* Only sends not yet acknowledged block us: briefly. */
             struct timespec nap = {0, 50 * 1000};
 
-            blocked_since = blocked_since ? blocked_since : mono_ms();
+            blocked_since = blocked_since ? blocked_since : now;
             for (uint32_t i = 0; i < nl; i++) {
                 struct lane *l = &lanes[i];
 
-                if (mono_ms() - blocked_since > (uint64_t)timeout_ms &&
+                if (now - blocked_since > (uint64_t)timeout_ms &&
                     l->s->nic_ok && (l->nretry || l->next < l->nq))
                     lane_lost(l, "RDMA sends stuck", -ETIMEDOUT);
             }
