@@ -479,21 +479,23 @@ static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
 
 /*
  * The responder of qp when a request qp sends now may be served in place:
- * untimed, a QP of this thread ready to serve qp, and no packet of this
- * thread on its way. Then nothing qp sent before is unserved (RC serves a
- * QP's requests in order; one waiting for a receive is in dst->stall),
- * and whatever a queue that ran before it sent has landed (so a queue
- * released first still lands first, docs/softnic.md "Threads"). NULL:
- * send it.
+ * both untimed, a QP of this thread ready to serve qp, and no packet of
+ * this thread on its way. Then nothing qp sent before is unserved (RC
+ * serves a QP's requests in order; one waiting for a receive is in
+ * dst->stall), and whatever a queue that ran before it sent has landed
+ * (so a queue released first still lands first, docs/softnic.md
+ * "Threads"). Not in strict mode: its snapshot of the WQEs ahead must be
+ * taken before the answer lands, as a prefetching NIC's would. NULL: send
+ * it.
  */
 static struct sn_qp *sn_now_responder(struct sn_thread *t, struct sn_qp *qp)
 {
     struct sn_qp *dst;
 
-    if (qp->rc || qp->dev->tm.timed || t->local)
+    if (qp->rc || qp->dev->tm.timed || qp->shadow || t->local)
         return NULL;
     dst = sn_qp_lookup(t->eng, qp->peer_qpn);
-    if (!dst || dst->thr != t || dst->rc || dst->stall ||
+    if (!dst || dst->thr != t || dst->rc || dst->dev->tm.timed || dst->stall ||
         dst->peer_qpn != qp->qpn || load_acquire(&dst->state) != RNIC_QPS_RTS)
         return NULL;
     return dst;
