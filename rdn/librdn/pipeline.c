@@ -17,10 +17,13 @@
 #define RDN_WAIT_SLICE_MS 1   /* one sleep on one server's answers */
 #define RDN_CLOCK_ROUNDS  64  /* idle polls between two looks at the clock */
 
-/* The server's clock (seconds) at now_ms, from the geometry's. */
+/* The server's clock (seconds) at now_ms, from the geometry's (which a
+ * refresh may have taken after now_ms). */
 static uint32_t server_now(const struct rdn_srv *s, uint64_t now_ms)
 {
-    return s->geo.server_time + (uint32_t)((now_ms - s->geo_ms) / 1000);
+    uint64_t since = now_ms > s->geo_ms ? now_ms - s->geo_ms : 0;
+
+    return s->geo.server_time + (uint32_t)(since / 1000);
 }
 
 void rdnc_to_tcp(struct job *j, const char *why)
@@ -69,9 +72,9 @@ static void lane_lost(struct lane *l, const char *why, int rc)
     l->nretry = 0;
 }
 
-/* Judges the answer to request n (taken at now_ms) and decides the job's
- * fate. */
-static void handle_answer(struct lane *l, uint64_t n, uint64_t now_ms)
+/* Judges the answer to request n (taken at *now_ms) and decides the job's
+ * fate; a refresh of the geometry moves *now_ms on (it may take long). */
+static void handle_answer(struct lane *l, uint64_t n, uint64_t *now_ms)
 {
     struct rdn_srv *s = l->s;
     struct flight *f = &l->fl[n & (s->nic.depth - 1)];
@@ -82,11 +85,11 @@ static void handle_answer(struct lane *l, uint64_t n, uint64_t now_ms)
 
     g.gen_word = f->gen_word; /* judged against what it was sent with */
     v = ofl_client_judge(&s->nic, n, &g, j->wkey, j->nwkey,
-                         server_now(s, now_ms), &it);
+                         server_now(s, *now_ms), &it);
     l->inflight--;
     switch (v) {
     case OFL_HIT:
-        take_hit(s, j, it, now_ms);
+        take_hit(s, j, it, *now_ms);
         break;
     case OFL_MISS:
         if (f->flags & RDN_GEO_EXPANDING) {
@@ -103,6 +106,7 @@ static void handle_answer(struct lane *l, uint64_t n, uint64_t now_ms)
             s->st.refreshes++;
             int rc = rdnc_refresh(s);
 
+            *now_ms = mono_ms();
             if (rc < 0) {
                 rdnc_to_tcp(j, "refresh failed");
                 lane_lost(l, "refresh failed", rc);
@@ -177,7 +181,7 @@ static bool send_some(struct lane *l, uint64_t now_ms)
 }
 
 /* Takes the answers that are there; true if there were any. */
-static bool reap_lane(struct lane *l, uint64_t now_ms)
+static bool reap_lane(struct lane *l, uint64_t *now_ms)
 {
     bool any = false;
     uint64_t n;
@@ -193,7 +197,7 @@ static bool reap_lane(struct lane *l, uint64_t now_ms)
         any = true;
     }
     if (any)
-        l->quiet_since = now_ms;
+        l->quiet_since = *now_ms;
     return any;
 }
 
@@ -225,7 +229,7 @@ void rdnc_run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
             if (!l->s->nic_ok)
                 continue;
             busy |= send_some(l, now);
-            progress |= reap_lane(l, now);
+            progress |= reap_lane(l, &now);
             if (!l->s->nic_ok)
                 continue;
             busy |= l->nretry || l->next < l->nq;
@@ -258,7 +262,7 @@ void rdnc_run_nic(struct lane *lanes, uint32_t nl, int timeout_ms)
                 lane_lost(l, "RDMA answer failed", rc);
             } else if (rc > 0) {
                 now = mono_ms();
-                handle_answer(l, n, now);
+                handle_answer(l, n, &now);
                 l->quiet_since = now;
             }
             break;
