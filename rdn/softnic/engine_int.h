@@ -682,19 +682,37 @@ void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp);
 /* Flushes every posted receive with WR_FLUSH_ERR (QP in error). */
 void sn_rq_flush(struct sn_thread *t, struct sn_qp *qp);
 /*
- * The remote range request p names, if this QP serves the operation (its
- * responder access has need) and the rkey allows it; NULL otherwise (the
- * responder answers REM_ACCESS_ERR). Inline: every WRITE, READ and atomic
- * a responder serves asks.
+ * The remote range [raddr, raddr+len) under rkey, if this QP serves the
+ * operation (its responder access has need) and the rkey allows it; NULL
+ * otherwise (the responder answers REM_ACCESS_ERR). Inline: every WRITE,
+ * READ and atomic a responder serves asks.
  */
 static inline uint8_t *sn_remote_xlate(struct sn_thread *t,
-                                       const struct sn_qp *qp,
-                                       const struct sn_pkt *p, uint64_t len,
+                                       const struct sn_qp *qp, uint32_t rkey,
+                                       uint64_t raddr, uint64_t len,
                                        unsigned need)
 {
     if ((qp->access & need) != need)
         return NULL;
-    return sn_xlate(t->eng, qp->dev, p->h.rkey, p->h.raddr, len, need);
+    return sn_xlate(t->eng, qp->dev, rkey, raddr, len, need);
+}
+/*
+ * A CAS (cas) or FADD on the 8 host-endian bytes at target, which
+ * sn_remote_xlate() gave for raddr under rkey; returns the old bytes.
+ */
+static inline uint64_t sn_atomic_apply(struct sn_thread *t, uint64_t *target,
+                                       bool cas, uint64_t compare,
+                                       uint64_t swap_add, uint32_t rkey,
+                                       uint64_t raddr)
+{
+    uint64_t old = compare;
+
+    if (cas)
+        cas_seq_cst(target, &old, swap_add);
+    else
+        old = fetch_add_seq_cst(target, swap_add);
+    sn_mr_stored(t, rkey, raddr, 8);
+    return old;
 }
 /* Receive WQEs posted and enabled, not yet consumed. */
 uint32_t sn_rq_avail(struct sn_qp *qp);

@@ -226,7 +226,8 @@ static bool sn_resp_write(struct sn_thread *t, struct sn_qp *qp,
     }
     if (imm && !sn_rq_ready(qp))
         return false;
-    dst = sn_remote_xlate(t, qp, p, p->h.len, RNIC_ACCESS_REMOTE_WRITE);
+    dst = sn_remote_xlate(t, qp, p->h.rkey, p->h.raddr, p->h.len,
+                          RNIC_ACCESS_REMOTE_WRITE);
     if (!dst) {
         sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
         return true;
@@ -242,8 +243,8 @@ static bool sn_resp_write(struct sn_thread *t, struct sn_qp *qp,
 static void sn_resp_read(struct sn_thread *t, struct sn_qp *qp,
                          struct sn_pkt *p)
 {
-    const uint8_t *src =
-        sn_remote_xlate(t, qp, p, p->h.len, RNIC_ACCESS_REMOTE_READ);
+    const uint8_t *src = sn_remote_xlate(t, qp, p->h.rkey, p->h.raddr, p->h.len,
+                                         RNIC_ACCESS_REMOTE_READ);
 
     if (!src) {
         sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
@@ -278,19 +279,14 @@ static void sn_resp_atomic(struct sn_thread *t, struct sn_qp *qp,
         sn_nak(t, qp, p, RNIC_WC_REM_INV_REQ_ERR);
         return;
     }
-    target =
-        (uint64_t *)sn_remote_xlate(t, qp, p, 8, RNIC_ACCESS_REMOTE_ATOMIC);
+    target = (uint64_t *)sn_remote_xlate(t, qp, p->h.rkey, p->h.raddr, 8,
+                                         RNIC_ACCESS_REMOTE_ATOMIC);
     if (!target) {
         sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
         return;
     }
-    if (p->h.type == SN_PKT_CAS) {
-        old = p->h.compare;
-        cas_seq_cst(target, &old, p->h.swap_add);
-    } else {
-        old = fetch_add_seq_cst(target, p->h.swap_add);
-    }
-    sn_mr_stored(t, p->h.rkey, p->h.raddr, 8);
+    old = sn_atomic_apply(t, target, p->h.type == SN_PKT_CAS, p->h.compare,
+                          p->h.swap_add, p->h.rkey, p->h.raddr);
     sn_respond(t, qp, p, SN_PKT_ATOMIC_RESP, 0, &old, 8,
                sn_atomic_done(t, qp, p));
 }

@@ -257,14 +257,12 @@ static void sn_rc_data(struct sn_thread *t, struct sn_qp *qp,
             return;
         }
         if (!send) {
-            struct sn_pkt probe = {.h = {.raddr = h->va, .rkey = h->rkey}};
-
             if (h->dma_len > SN_MAX_MSG) {
                 sn_rc_fatal(t, qp, h->psn, ROCE_NAK_INV_REQ);
                 return;
             }
             /* Only a valid rkey and range may make us hold a buffer. */
-            if (!sn_remote_xlate(t, qp, &probe, h->dma_len,
+            if (!sn_remote_xlate(t, qp, h->rkey, h->va, h->dma_len,
                                  RNIC_ACCESS_REMOTE_WRITE)) {
                 sn_rc_fatal(t, qp, h->psn, ROCE_NAK_REM_ACC);
                 return;

@@ -516,7 +516,6 @@ static bool sn_rd_now(struct sn_thread *t, struct sn_qp *qp,
     uint64_t raddr = be64_to_cpu(r->raddr);
     uint32_t rkey = be32_to_cpu(r->rkey);
     bool read = w->opcode == MLX5_OPCODE_RDMA_READ;
-    unsigned need = read ? RNIC_ACCESS_REMOTE_READ : RNIC_ACCESS_REMOTE_ATOMIC;
     uint8_t copy[SN_NOW_READ_MAX];
     struct sn_qp *dst;
     uint8_t *src;
@@ -524,22 +523,21 @@ static bool sn_rd_now(struct sn_thread *t, struct sn_qp *qp,
     if ((read && len > sizeof(copy)) || (!read && raddr % 8))
         return false;
     dst = sn_now_responder(t, qp);
-    if (!dst || (dst->access & need) != need)
+    if (!dst)
         return false;
-    src = sn_xlate(t->eng, dst->dev, rkey, raddr, len, need);
+    src = sn_remote_xlate(t, dst, rkey, raddr, len,
+                          read ? RNIC_ACCESS_REMOTE_READ
+                               : RNIC_ACCESS_REMOTE_ATOMIC);
     if (!src)
         return false;
     if (read) {
         memcpy(copy, src, len); /* a scatter entry may overlap the source */
     } else {
         const struct mlx5_atomic_seg *a = (const void *)(w->b + 32);
-        uint64_t old = be64_to_cpu(a->compare);
+        uint64_t old = sn_atomic_apply(
+            t, (uint64_t *)src, w->opcode == MLX5_OPCODE_ATOMIC_CS,
+            be64_to_cpu(a->compare), be64_to_cpu(a->swap_add), rkey, raddr);
 
-        if (w->opcode == MLX5_OPCODE_ATOMIC_CS)
-            cas_seq_cst((uint64_t *)src, &old, be64_to_cpu(a->swap_add));
-        else
-            old = fetch_add_seq_cst((uint64_t *)src, be64_to_cpu(a->swap_add));
-        sn_mr_stored(t, rkey, raddr, 8);
         memcpy(copy, &old, 8);
     }
     *st = sn_scatter_resp(t, qp, rd, copy, len);
