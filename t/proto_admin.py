@@ -534,6 +534,7 @@ def test_metadump_streams(t):
     rc = Client(ref)
     fill_big(rc)
     ask(rc, b"set other 0 0 2\r\nhi\r\n")
+    crawler_idle(ref)
     rc.send(b"lru_crawler metadump 1,2,3\r\n")
     t.eq("metadump of a class list as memcached", ours_classes, read_dump(rc))
     ref.stop()
@@ -547,6 +548,7 @@ def pipelined_dump(program, args):
     ask(c, b"set a 0 0 1\r\nx\r\n")
     c.send(b"version\r\nlru_crawler metadump all\r\nversion\r\n")
     out = c.line() + c.line() + c.line()
+    crawler_idle(srv)  # a loaded machine may still run the start-up crawl
     c.send(b"lru_crawler metadump all\r\n")
     dump = c.line()  # the item line and END
     srv.stop()
@@ -569,6 +571,7 @@ def udp_dump(program, args):
     """A metadump over UDP: memcached's crawler cannot write to a UDP
     socket, so nothing comes back; the server goes on serving."""
     srv = Server(args, udp=True, program=program)
+    crawler_idle(srv)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.settimeout(0.5)
     got = []
@@ -602,6 +605,7 @@ def test_metadump_many(t):
             c.send(b"set key:%d %d %d %d noreply\r\n%s\r\n"
                    % (i, i % 3, 0 if i % 2 else 1000, len(v), v))
         ask(c, b"version\r\n")
+        crawler_idle(srv)
         # memcached's dump may repeat or miss an item its LRU maintainer
         # moves mid-crawl: its dump is asked again (at most three times)
         # until it names each of the 600 once. Ours is asked once.
