@@ -677,6 +677,17 @@ void sn_qp_detach(struct sn_thread *t, struct sn_qp *qp);
 
 /* A request (or ERR) for this QP; returns false if it must wait (RNR). */
 bool sn_resp_request(struct sn_thread *t, struct sn_qp *qp, struct sn_pkt *p);
+/*
+ * A WRITE, WRITE_IMM, SEND or SEND_IMM (header h, payload data) from this
+ * QP's peer on the same thread, served as sn_resp_request() serves its
+ * packet when it succeeds, with no ACK to send: true then. False, having
+ * changed nothing, where the packet would wait for a receive (RNR) or be
+ * refused (NAK), so that the one packet path handles both. Untimed
+ * devices only (no arrival time); the caller checks that the QP serves
+ * its peer now (sq.c, sn_now_responder()).
+ */
+bool sn_resp_now(struct sn_thread *t, struct sn_qp *qp, const struct sn_wire *h,
+                 const uint8_t *data);
 /* Retries requests that waited for a receive. */
 void sn_resp_unstall(struct sn_thread *t, struct sn_qp *qp);
 /* Flushes every posted receive with WR_FLUSH_ERR (QP in error). */

@@ -124,9 +124,13 @@ static bool sn_rq_ready(struct sn_qp *qp)
     return sn_rq_avail(qp) != 0;
 }
 
+/*
+ * Completes the receive at rq_ci for the message h, which came at
+ * arrival (timed devices only).
+ */
 static void sn_recv_complete(struct sn_thread *t, struct sn_qp *qp,
-                             const struct sn_pkt *req, uint8_t opcode,
-                             uint8_t status, uint32_t len)
+                             const struct sn_wire *h, uint64_t arrival,
+                             uint8_t opcode, uint8_t status, uint32_t len)
 {
     uint32_t slot = qp->rq_ci & (qp->rq_cnt - 1);
     struct sn_cqe c = {
@@ -138,12 +142,12 @@ static void sn_recv_complete(struct sn_thread *t, struct sn_qp *qp,
         .status = status,
     };
 
-    if (req->h.type == SN_PKT_WRITE_IMM || req->h.type == SN_PKT_SEND_IMM) {
-        c.imm = req->h.imm;
+    if (h->type == SN_PKT_WRITE_IMM || h->type == SN_PKT_SEND_IMM) {
+        c.imm = h->imm;
         c.flags = RNIC_WC_WITH_IMM;
     }
     if (qp->dev->tm.timed) {
-        c.nic_ns = sn_arrival(t, req);
+        c.nic_ns = arrival;
         c.ready_ns = c.nic_ns + qp->dev->tm.cqe_ns;
     }
     qp->rq_ci++;
@@ -151,48 +155,72 @@ static void sn_recv_complete(struct sn_thread *t, struct sn_qp *qp,
     sn_cq_push(t, qp->rcq, &c);
 }
 
+/* Where one entry of a receive's scatter list puts its part of a SEND. */
+struct sn_recv_span {
+    const struct sn_mr *mr;
+    uint64_t addr;
+    uint8_t *dst;
+    uint64_t len;
+};
+
 /*
- * Scatters a SEND's payload into the next receive WQE. Returns 0, or the
- * receive's error status (LOC_LEN: too short; LOC_PROT: bad entry).
+ * Resolves the next receive's scatter list for len bytes into span[] (*n
+ * entries). Returns 0, or the receive's error status (LOC_LEN: too short;
+ * LOC_PROT: entry *n is bad, the ones before it good). The list is read
+ * once, before anything lands: the payload may overwrite it.
  */
-static int sn_recv_scatter(struct sn_thread *t, struct sn_qp *qp,
-                           const struct sn_pkt *p)
+static int sn_recv_spans(struct sn_thread *t, struct sn_qp *qp, uint64_t len,
+                         struct sn_recv_span *span, uint32_t *n)
 {
     uint32_t slot = qp->rq_ci & (qp->rq_cnt - 1);
     const struct mlx5_data_seg *seg =
         (const void *)(qp->rq + (size_t)slot * qp->rq_stride);
-    struct mlx5_data_seg segs[MLX5_RECV_MAX_SGE];
     const struct sn_mr *mr = NULL;
-    uint64_t off = 0, len = p->h.len;
-    uint32_t n;
+    uint64_t off = 0;
+    uint32_t i;
+    int st = 0;
 
-    /* Snapshot the scatter list first: the payload may overwrite it. */
-    memcpy(segs, seg, qp->rq_sge * sizeof(*seg));
-    for (n = 0; n < qp->rq_sge && off < len; n++) {
-        uint32_t lkey = be32_to_cpu(segs[n].lkey);
-        uint32_t bc = be32_to_cpu(segs[n].byte_count);
-        uint64_t cnt, room = bc ? bc : SN_MAX_MSG;
-        uint8_t *dst;
+    for (i = 0; i < qp->rq_sge && off < len; i++) {
+        uint32_t lkey = be32_to_cpu(seg[i].lkey);
+        uint32_t bc = be32_to_cpu(seg[i].byte_count);
+        uint64_t room = bc ? bc : SN_MAX_MSG;
+        struct sn_recv_span *sp = &span[i];
 
         if (lkey == MLX5_INVALID_LKEY)
             break;
-        cnt = room < len - off ? room : len - off;
-        mr = sn_mr_lookup_next(t->eng, qp->dev, lkey, mr);
-        dst = sn_mr_addr(mr, be64_to_cpu(segs[n].addr), cnt,
-                         RNIC_ACCESS_LOCAL_WRITE);
-        if (!dst)
-            return RNIC_WC_LOC_PROT_ERR;
-        memcpy(dst, p->data + off, cnt);
-        sn_mr_stored_mr(t, mr, be64_to_cpu(segs[n].addr), cnt);
-        off += cnt;
+        sp->len = room < len - off ? room : len - off;
+        sp->addr = be64_to_cpu(seg[i].addr);
+        sp->mr = mr = sn_mr_lookup_next(t->eng, qp->dev, lkey, mr);
+        sp->dst = sn_mr_addr(mr, sp->addr, sp->len, RNIC_ACCESS_LOCAL_WRITE);
+        if (!sp->dst) {
+            st = RNIC_WC_LOC_PROT_ERR;
+            break;
+        }
+        off += sp->len;
     }
-    return off < len ? RNIC_WC_LOC_LEN_ERR : 0;
+    *n = i;
+    if (!st && off < len)
+        st = RNIC_WC_LOC_LEN_ERR;
+    return st;
+}
+
+/* Stores data into the n spans sn_recv_spans() resolved. */
+static void sn_recv_store(struct sn_thread *t, const struct sn_recv_span *span,
+                          uint32_t n, const uint8_t *data)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(span[i].dst, data, span[i].len);
+        sn_mr_stored_mr(t, span[i].mr, span[i].addr, span[i].len);
+        data += span[i].len;
+    }
 }
 
 /* SEND, SEND_IMM: consumes a receive. Returns false to wait (RNR). */
 static bool sn_resp_send(struct sn_thread *t, struct sn_qp *qp,
                          struct sn_pkt *p)
 {
+    struct sn_recv_span span[MLX5_RECV_MAX_SGE];
+    uint32_t n;
     int st;
 
     if (!qp->rq_cnt) {
@@ -201,8 +229,10 @@ static bool sn_resp_send(struct sn_thread *t, struct sn_qp *qp,
     }
     if (!sn_rq_ready(qp))
         return false;
-    st = sn_recv_scatter(t, qp, p);
-    sn_recv_complete(t, qp, p, RNIC_WC_RECV, (uint8_t)st, p->h.len);
+    st = sn_recv_spans(t, qp, p->h.len, span, &n);
+    sn_recv_store(t, span, n, p->data); /* as far as the list is good */
+    sn_recv_complete(t, qp, &p->h, sn_arrival(t, p), RNIC_WC_RECV, (uint8_t)st,
+                     p->h.len);
     if (st) {
         sn_nak(t, qp, p,
                st == RNIC_WC_LOC_LEN_ERR ? RNIC_WC_REM_INV_REQ_ERR
@@ -213,12 +243,32 @@ static bool sn_resp_send(struct sn_thread *t, struct sn_qp *qp,
     return true;
 }
 
+/*
+ * Stores a WRITE's payload and completes a WRITE_IMM's receive (which the
+ * caller checked is there); false, having done nothing, if the rkey or
+ * the QP's access refuses the range.
+ */
+static bool sn_write_apply(struct sn_thread *t, struct sn_qp *qp,
+                           const struct sn_wire *h, const uint8_t *data,
+                           uint64_t arrival)
+{
+    uint8_t *dst = sn_remote_xlate(t, qp, h->rkey, h->raddr, h->len,
+                                   RNIC_ACCESS_REMOTE_WRITE);
+
+    if (!dst)
+        return false;
+    memcpy(dst, data, h->len);
+    sn_mr_stored(t, h->rkey, h->raddr, h->len);
+    if (h->type == SN_PKT_WRITE_IMM)
+        sn_recv_complete(t, qp, h, arrival, RNIC_WC_RECV_RDMA_IMM, 0, h->len);
+    return true;
+}
+
 /* WRITE, WRITE_IMM. Returns false to wait for a receive (WRITE_IMM). */
 static bool sn_resp_write(struct sn_thread *t, struct sn_qp *qp,
                           struct sn_pkt *p)
 {
     bool imm = p->h.type == SN_PKT_WRITE_IMM;
-    uint8_t *dst;
 
     if (imm && !qp->rq_cnt) {
         sn_nak(t, qp, p, RNIC_WC_REM_INV_REQ_ERR);
@@ -226,18 +276,35 @@ static bool sn_resp_write(struct sn_thread *t, struct sn_qp *qp,
     }
     if (imm && !sn_rq_ready(qp))
         return false;
-    dst = sn_remote_xlate(t, qp, p->h.rkey, p->h.raddr, p->h.len,
-                          RNIC_ACCESS_REMOTE_WRITE);
-    if (!dst) {
+    if (!sn_write_apply(t, qp, &p->h, p->data, sn_arrival(t, p))) {
         sn_nak(t, qp, p, RNIC_WC_REM_ACCESS_ERR);
         return true;
     }
-    memcpy(dst, p->data, p->h.len);
-    sn_mr_stored(t, p->h.rkey, p->h.raddr, p->h.len);
-    if (imm)
-        sn_recv_complete(t, qp, p, RNIC_WC_RECV_RDMA_IMM, 0, p->h.len);
     sn_respond(t, qp, p, SN_PKT_ACK, 0, NULL, 0, sn_arrival(t, p));
     return true;
+}
+
+bool sn_resp_now(struct sn_thread *t, struct sn_qp *qp, const struct sn_wire *h,
+                 const uint8_t *data)
+{
+    struct sn_recv_span span[MLX5_RECV_MAX_SGE];
+    uint32_t n;
+
+    switch (h->type) {
+    case SN_PKT_WRITE:
+        return sn_write_apply(t, qp, h, data, 0);
+    case SN_PKT_WRITE_IMM:
+        return sn_rq_avail(qp) && sn_write_apply(t, qp, h, data, 0);
+    case SN_PKT_SEND:
+    case SN_PKT_SEND_IMM:
+        if (!sn_rq_avail(qp) || sn_recv_spans(t, qp, h->len, span, &n))
+            return false;
+        sn_recv_store(t, span, n, data);
+        sn_recv_complete(t, qp, h, 0, RNIC_WC_RECV, 0, h->len);
+        return true;
+    default:
+        return false;
+    }
 }
 
 static void sn_resp_read(struct sn_thread *t, struct sn_qp *qp,

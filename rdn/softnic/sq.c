@@ -377,25 +377,97 @@ static int sn_scatter_list(struct sn_thread *t, struct sn_qp *qp,
     return 0;
 }
 
+/* The header of a request of type from qp's WQE entry o, len bytes. */
+static struct sn_wire sn_request_wire(const struct sn_qp *qp, uint8_t type,
+                                      uint32_t len, const struct sn_out *o)
+{
+    return (struct sn_wire){
+        .type = type,
+        .dst_qpn = qp->peer_qpn,
+        .src_qpn = qp->qpn,
+        .psn = o->psn,
+        .len = len,
+    };
+}
+
 static struct sn_pkt *sn_request(struct sn_thread *t, struct sn_qp *qp,
                                  uint8_t type, uint32_t payload,
                                  const struct sn_out *o)
 {
     struct sn_pkt *p = sn_pkt_alloc(t, payload);
 
-    if (!p)
-        return NULL;
-    p->h.type = type;
-    p->h.dst_qpn = qp->peer_qpn;
-    p->h.src_qpn = qp->qpn;
-    p->h.psn = o->psn;
-    p->h.len = payload;
+    if (p)
+        p->h = sn_request_wire(qp, type, payload, o);
     return p;
 }
 
-/* WRITE, WRITE_IMM, SEND, SEND_IMM: gather, then one request packet. */
+/* Largest request served in place: its data is copied aside first. */
+#define SN_NOW_MAX 512
+
+/*
+ * The responder of qp when a request qp sends now may be served in place:
+ * both untimed, a QP of this thread ready to serve qp, and no packet of
+ * this thread on its way. Then nothing qp sent before is unserved (RC
+ * serves a QP's requests in order; one waiting for a receive is in
+ * dst->stall), and whatever a queue that ran before it sent has landed
+ * (so a queue released first still lands first, docs/softnic.md
+ * "Threads"). Not in strict mode: its snapshot of the WQEs ahead must be
+ * taken before the answer lands, as a prefetching NIC's would. NULL: send
+ * it.
+ */
+static struct sn_qp *sn_now_responder(struct sn_thread *t, struct sn_qp *qp)
+{
+    struct sn_qp *dst;
+
+    if (qp->rc || qp->dev->tm.timed || qp->shadow || t->local)
+        return NULL;
+    dst = sn_qp_lookup(t->eng, qp->peer_qpn);
+    if (!dst || dst->thr != t || dst->rc || dst->dev->tm.timed || dst->stall ||
+        dst->peer_qpn != qp->qpn || load_acquire(&dst->state) != RNIC_QPS_RTS)
+        return NULL;
+    return dst;
+}
+
+/* Copies the n gathered pieces one after the other into to. */
+static void sn_gather_copy(uint8_t *to, const uint8_t *const *ptr,
+                           const uint32_t *len, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        memcpy(to, ptr[i], len[i]);
+        to += len[i];
+    }
+}
+
+/*
+ * A WRITE, WRITE_IMM, SEND or SEND_IMM (header h, the n gathered pieces)
+ * served at once, as sn_rd_now() serves a READ, when sn_now_responder()
+ * allows and the responder takes it on arrival (sn_resp_now()); returns
+ * false to send the packet, whose path keeps the RNR waits and NAKs. The
+ * pieces are copied aside first, as the packet would hold them: a piece
+ * may overlap the destination.
+ */
+static bool sn_data_now(struct sn_thread *t, struct sn_qp *qp,
+                        const struct sn_wire *h, const uint8_t *const *ptr,
+                        const uint32_t *len, unsigned n)
+{
+    uint8_t copy[SN_NOW_MAX];
+    struct sn_qp *dst;
+
+    if (h->len > sizeof(copy))
+        return false;
+    dst = sn_now_responder(t, qp);
+    if (!dst)
+        return false;
+    sn_gather_copy(copy, ptr, len, n);
+    return sn_resp_now(t, dst, h, copy);
+}
+
+/*
+ * WRITE, WRITE_IMM, SEND, SEND_IMM: gather, then one request packet, or
+ * serve it in place (*now set: the entry is done).
+ */
 static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
-                      const struct sn_wqe *w, struct sn_out *o)
+                      const struct sn_wqe *w, struct sn_out *o, bool *now)
 {
     bool is_write = w->opcode == MLX5_OPCODE_RDMA_WRITE ||
                     w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM;
@@ -403,9 +475,9 @@ static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
     const struct mlx5_ctrl_seg *c = (const void *)w->b;
     const uint8_t *ptr[SN_MAX_SGE];
     uint32_t len[SN_MAX_SGE];
+    struct sn_wire h;
     uint64_t total;
     struct sn_pkt *p;
-    uint32_t off = 0;
     int st;
 
     if (w->ds < first || w->ds - first > SN_MAX_SGE)
@@ -419,23 +491,26 @@ static int sn_op_data(struct sn_thread *t, struct sn_qp *qp,
         [MLX5_OPCODE_SEND] = SN_PKT_SEND,
         [MLX5_OPCODE_SEND_IMM] = SN_PKT_SEND_IMM,
     };
-    p = sn_request(t, qp, types[w->opcode], (uint32_t)total, o);
-    if (!p)
-        return RNIC_WC_LOC_QP_OP_ERR;
-    for (unsigned i = 0; i < w->ds - first; i++) {
-        memcpy(p->data + off, ptr[i], len[i]);
-        off += len[i];
-    }
+    h = sn_request_wire(qp, types[w->opcode], (uint32_t)total, o);
     if (is_write) {
         const struct mlx5_raddr_seg *r = (const void *)(w->b + 16);
 
-        p->h.raddr = be64_to_cpu(r->raddr);
-        p->h.rkey = be32_to_cpu(r->rkey);
+        h.raddr = be64_to_cpu(r->raddr);
+        h.rkey = be32_to_cpu(r->rkey);
     }
-    p->h.imm = be32_to_cpu(c->imm);
+    h.imm = be32_to_cpu(c->imm);
     if (w->flags & MLX5_WQE_CTRL_SOLICITED)
-        p->h.flags |= SN_PKT_F_SOLICITED;
+        h.flags |= SN_PKT_F_SOLICITED;
     o->byte_len = (uint32_t)total;
+    if (sn_data_now(t, qp, &h, ptr, len, w->ds - first)) {
+        *now = true;
+        return 0;
+    }
+    p = sn_pkt_alloc(t, h.len);
+    if (!p)
+        return RNIC_WC_LOC_QP_OP_ERR;
+    p->h = h;
+    sn_gather_copy(p->data, ptr, len, w->ds - first);
     sn_send(t, qp, p, w->end);
     return 0;
 }
@@ -474,33 +549,6 @@ static int sn_scatter_resp(struct sn_thread *t, struct sn_qp *qp,
     return 0;
 }
 
-/* Largest READ sn_rd_now() serves: it copies the source aside first. */
-#define SN_NOW_READ_MAX 512
-
-/*
- * The responder of qp when a request qp sends now may be served in place:
- * both untimed, a QP of this thread ready to serve qp, and no packet of
- * this thread on its way. Then nothing qp sent before is unserved (RC
- * serves a QP's requests in order; one waiting for a receive is in
- * dst->stall), and whatever a queue that ran before it sent has landed
- * (so a queue released first still lands first, docs/softnic.md
- * "Threads"). Not in strict mode: its snapshot of the WQEs ahead must be
- * taken before the answer lands, as a prefetching NIC's would. NULL: send
- * it.
- */
-static struct sn_qp *sn_now_responder(struct sn_thread *t, struct sn_qp *qp)
-{
-    struct sn_qp *dst;
-
-    if (qp->rc || qp->dev->tm.timed || qp->shadow || t->local)
-        return NULL;
-    dst = sn_qp_lookup(t->eng, qp->peer_qpn);
-    if (!dst || dst->thr != t || dst->rc || dst->dev->tm.timed || dst->stall ||
-        dst->peer_qpn != qp->qpn || load_acquire(&dst->state) != RNIC_QPS_RTS)
-        return NULL;
-    return dst;
-}
-
 /*
  * A READ or atomic served at once, as its responder would serve it on
  * arrival, when sn_now_responder() allows and the request would succeed
@@ -516,7 +564,7 @@ static bool sn_rd_now(struct sn_thread *t, struct sn_qp *qp,
     uint64_t raddr = be64_to_cpu(r->raddr);
     uint32_t rkey = be32_to_cpu(r->rkey);
     bool read = w->opcode == MLX5_OPCODE_RDMA_READ;
-    uint8_t copy[SN_NOW_READ_MAX];
+    uint8_t copy[SN_NOW_MAX];
     struct sn_qp *dst;
     uint8_t *src;
 
@@ -828,15 +876,13 @@ static int sn_sq_step(struct sn_thread *t, struct sn_qp *qp)
     case MLX5_OPCODE_RDMA_WRITE_IMM:
     case MLX5_OPCODE_SEND:
     case MLX5_OPCODE_SEND_IMM:
-        st = sn_op_data(t, qp, &w, o);
-        sn_out_end(t, qp, o, w.nbb, st, false, w.end);
-        return SN_STEP_DONE;
     case MLX5_OPCODE_RDMA_READ:
     case MLX5_OPCODE_ATOMIC_CS:
     case MLX5_OPCODE_ATOMIC_FA: {
         bool now = false;
 
-        st = sn_op_rd(t, qp, &w, o, &now);
+        st = sn_is_rd(w.opcode) ? sn_op_rd(t, qp, &w, o, &now)
+                                : sn_op_data(t, qp, &w, o, &now);
         sn_out_end(t, qp, o, w.nbb, st, now, w.end);
         return SN_STEP_DONE;
     }
