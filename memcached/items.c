@@ -89,7 +89,7 @@ uint32_t items_realtime(int64_t exptime)
     if (exptime == 0)
         return 0;
     if (exptime < 0)
-        return 1; /* long ago: expired at once */
+        return ITEMS_EXPTIME_PAST;
     if (exptime > REALTIME_MAXDELTA)
         return exptime > UINT32_MAX ? UINT32_MAX : (uint32_t)exptime;
     uint64_t t = (uint64_t)items_now() + (uint64_t)exptime;
@@ -271,17 +271,23 @@ static void item_seal(struct item *it, uint64_t cas)
     store_release(&it->nic.stamp, cas);
 }
 
-/* Whether it is expired at now or flushed by the cut-off (bumped at or
- * before oldest_live, or older than oldest_cas). Lock-free reads only. */
-bool item_is_dead_by(struct item *it, uint32_t now,
-                     const struct items_flush_cut *cut)
+/* Whether the cut-off, in force at now, flushed it: bumped at or before
+ * oldest_live, or older than oldest_cas. Lock-free reads only. */
+static bool item_is_flushed_by(struct item *it, uint32_t now,
+                               const struct items_flush_cut *cut)
 {
-    if (items_exptime_passed(load_relaxed(&it->nic.exptime), now))
-        return true;
     if (cut->oldest_live == 0 || cut->oldest_live > now)
         return false;
     return load_relaxed(&it->btime) <= cut->oldest_live ||
            (cut->oldest_cas != 0 && it->nic.stamp < cut->oldest_cas);
+}
+
+/* Whether it is expired at now or flushed by the cut-off. */
+bool item_is_dead_by(struct item *it, uint32_t now,
+                     const struct items_flush_cut *cut)
+{
+    return items_exptime_passed(load_relaxed(&it->nic.exptime), now) ||
+           item_is_flushed_by(it, now, cut);
 }
 
 bool item_is_dead(struct item *it, uint32_t now)
@@ -296,12 +302,44 @@ bool item_is_dead(struct item *it, uint32_t now)
     return item_is_dead_by(it, now, &cut);
 }
 
+/*
+ * The NIC's clients do not read flush_all's cut-off, and the glue's crawl
+ * for a flush may be over before an item it killed is linked: such an
+ * item carries an exptime every clock has passed, which they take for
+ * expired (they ask the CPU, which misses).
+ */
+static void item_mark_if_flushed(struct item *it, uint32_t now)
+{
+    struct items_flush_cut cut = items_flush_current();
+
+    if (item_is_flushed_by(it, now, &cut))
+        store_relaxed(&it->nic.exptime, ITEMS_EXPTIME_PAST);
+}
+
+/* Stamps it as bumped at now (before it is published, but for adoption).
+ * memcached's cut-off is the second before a flush's time, so an item
+ * stored during that second is flushed at birth (flush_all 1; set; get
+ * misses). */
+static void item_birth(struct item *it, uint32_t now)
+{
+    store_relaxed(&it->btime, now);
+    item_mark_if_flushed(it, now);
+}
+
+/* After lru_link(): a flush_all that cut while it was being linked (its
+ * CAS is older) may have had its crawl pass this class's head before it
+ * got there; then the LRU lock orders this read of the cut after the
+ * flush's store of it. */
+static void item_birth_recheck(struct item *it)
+{
+    item_mark_if_flushed(it, items_now());
+}
+
 /* Puts a newly linked item at the head of its class's LRU and counts it
  * (takes the LRU lock). */
-static void lru_link(struct lru *l, struct item *it, uint32_t now)
+static void lru_link(struct lru *l, struct item *it)
 {
     pthread_mutex_lock(&l->lock);
-    it->btime = now;
     lru_insert_head(l, it);
     l->count++;
     l->bytes += item_mc_ntotal(it);
@@ -318,6 +356,7 @@ static void do_item_link(struct item *it, const struct rdn_keyhash *kh)
     flag_set(it, ITEM_LINKED);
     item_ref(it);
     it->atime = now;
+    item_birth(it, now);
     fence_release();
     /* Cannot fail short of a hash multi-collision attack filling the
      * stash; then the key is simply not cached. */
@@ -326,7 +365,8 @@ static void do_item_link(struct item *it, const struct rdn_keyhash *kh)
         item_release(it);
         return;
     }
-    lru_link(l, it, now);
+    lru_link(l, it);
+    item_birth_recheck(it);
     stats_inc(TC_TOTAL_ITEMS);
 }
 
@@ -369,17 +409,13 @@ static void do_item_replace(struct item *old_it, struct item *new_it,
     flag_set(new_it, ITEM_LINKED);
     item_ref(new_it);
     new_it->atime = now;
+    item_birth(new_it, now);
     fence_release();
     assoc_replace(&old_it->nic, &new_it->nic, kh);
     flag_clear(old_it, ITEM_LINKED);
     do_item_unlink_lru(old_it, false);
-    pthread_mutex_lock(&l->lock);
-    new_it->btime = now;
-    lru_insert_head(l, new_it);
-    l->count++;
-    l->bytes += item_mc_ntotal(new_it);
-    pthread_mutex_unlock(&l->lock);
-    sizes_account(new_it, 1);
+    lru_link(l, new_it);
+    item_birth_recheck(new_it);
 }
 
 /*
@@ -470,8 +506,10 @@ static struct item *find_live(const char *key, size_t nkey,
 
     *why = MISS_ABSENT;
     if (it != NULL && item_is_dead(it, now)) {
-        *why = items_exptime_passed(it->nic.exptime, now) ? MISS_EXPIRED
-                                                          : MISS_FLUSHED;
+        /* Flushed first, as memcached counts (and as item_birth() marks a
+         * flushed item expired). */
+        struct items_flush_cut cut = items_flush_current();
+        *why = item_is_flushed_by(it, now, &cut) ? MISS_FLUSHED : MISS_EXPIRED;
         do_item_unlink(it, kh, false);
         it = NULL;
     } else if (it != NULL) {
@@ -1359,7 +1397,8 @@ void item_adopt(struct item *it, unsigned clsid)
                    ITEM_LINKED;
     it->clsid = (uint8_t)clsid;
     it->atime = now;
-    lru_link(l, it, now);
+    item_birth(it, now);
+    lru_link(l, it);
 }
 
 void items_set_cas_hook(items_cas_fn fn, void *ctx, uint64_t mark)

@@ -139,6 +139,10 @@ void items_clock_shift(int32_t secs);
  */
 uint32_t items_realtime(int64_t exptime);
 
+/* An exptime every clock has passed: what a negative exptime becomes, and
+ * what an item flush_all killed at birth carries for the NIC's clients. */
+#define ITEMS_EXPTIME_PAST 1
+
 /* True if an item with this exptime is expired at now. */
 static inline bool items_exptime_passed(uint32_t exptime, uint32_t now)
 {

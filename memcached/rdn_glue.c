@@ -10,7 +10,8 @@
  *     check expiry times themselves (rdn/librdn/nic_client.c);
  *   - flush_all kills items without touching them: the glue changes the
  *     generation word at once (every client then asks the server, and
- *     refreshes), crawls, and holds refresh answers until the crawl ends;
+ *     refreshes), crawls, and holds refresh answers until the crawl ends
+ *     (what the flush kills that is linked later, items.c marks expired);
  *   - freed items: slabs' reader horizon is the offload's;
  *   - LRU: clients report the keys the NIC served, in batches; each report
  *     bumps the item as a GET would (and counts as a get hit).

@@ -325,6 +325,57 @@ def test_flush_all(t, srv, port):
     c.close()
 
 
+def server_time(c):
+    c.send(b"stats\r\n")
+    while True:
+        line = c.line()
+        if line.startswith(b"STAT time "):
+            now = int(line.split()[2])
+        if line == b"END\r\n":
+            return now
+
+
+def test_flush_same_second(t, srv, port):
+    """memcached's cut-off is the second before the flush's time, so an
+    item stored during that second is dead at birth: flush_all 1 then set
+    x then get x misses until the clock ticks. The NIC must agree."""
+    c = mctest.Client(srv)
+    nic = Driver(srv, port, no_fallback=True)
+    d = Driver(srv, port)
+    c.set(b"fs-other", b"o")
+    verdicts = None
+    for attempt in range(6):
+        key = b"fs-%d" % attempt
+        while time.time() % 1 > 0.2:  # a fresh second: room for the steps
+            time.sleep(0.01)
+        before = server_time(c)
+        c.send(b"flush_all 1\r\n")
+        t.eq("flush_all 1", c.line(), b"OK\r\n")
+        # Another key first: this client learns of the flush and waits out
+        # the server's crawl, so what follows is stored after it.
+        nic.get1(b"fs-other")
+        c.set(key, b"born-dead")
+        # The NIC first: a TCP GET unlinks the dead item it finds.
+        by_nic = nic.get1(key)[:2]
+        verdicts = (by_nic, d.get1(key)[0], c.get(key))
+        if server_time(c) == before:
+            break
+        verdicts = None
+    t.check("steps fit in one server second", verdicts is not None)
+    if verdicts is not None:
+        by_nic, fallback, tcp = verdicts
+        t.check("the NIC does not serve it", by_nic[0] != 0, repr(by_nic))
+        t.eq("the client falls back and misses", fallback, ENOENT)
+        t.eq("TCP: dead at birth", tcp, None)
+    time.sleep(1.1)
+    c.set(b"fs-later", b"lives")
+    t.eq("stored a second later: NIC hit", nic.get1(b"fs-later")[::4],
+         (0, b"lives"))
+    d.close()
+    nic.close()
+    c.close()
+
+
 def test_growth(t, srv, port):
     c = mctest.Client(srv)
     d = Driver(srv, port)
@@ -681,8 +732,8 @@ def main():
     t = mctest.Tally("offload_e2e")
     tests = (test_keys_and_values, test_value_buffer, test_full_buckets,
              test_mutations, test_binary_mutations, test_expiry, test_flush_all,
-             test_eight_clients, test_lru_reports, test_server_restart,
-             test_cli)
+             test_flush_same_second, test_eight_clients, test_lru_reports,
+             test_server_restart, test_cli)
     only = sys.argv[1:]
     Nicd(threads=2)
     srv, port = start_server(["-I", "2m", "-o", "hashpower=12"])

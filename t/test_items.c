@@ -300,6 +300,50 @@ START_TEST(test_flush_due_hook)
 }
 END_TEST
 
+/* The exptime the NIC's clients see for key (no lookup: a CPU lookup
+ * unlinks a dead item). */
+static uint32_t nic_exptime_of(const char *key)
+{
+    struct rdn_keyhash kh;
+    struct rdn_item *it;
+
+    assoc_keyhash(key, strlen(key), &kh);
+    it = assoc_find(key, strlen(key), &kh);
+    ck_assert_ptr_nonnull(it);
+    return load_relaxed(&it->exptime);
+}
+
+/*
+ * flush_all 1 cuts at this second: what is stored before the clock ticks
+ * is dead at birth (memcached's rule), and must look expired to the NIC's
+ * clients, who do not read the cut-off. It counts as flushed, as in
+ * memcached. What is stored a second later lives.
+ */
+START_TEST(test_flush_kills_at_birth)
+{
+    uint64_t before[TC_COUNT], after[TC_COUNT];
+    uint32_t t0;
+    int tries = 0;
+
+    do {
+        ck_assert_int_lt(tries++, 3); /* the clock ticked each time */
+        t0 = items_now();
+        items_flush(t0 + 1);
+        set("a", "1");
+    } while (items_now() != t0);
+    ck_assert_uint_eq(nic_exptime_of("a"), ITEMS_EXPTIME_PAST);
+    stats_sum(before);
+    ck_assert_ptr_null(item_get("a", 1, 0, 0));
+    stats_sum(after);
+    ck_assert_uint_eq(after[TC_GET_FLUSHED] - before[TC_GET_FLUSHED], 1);
+    ck_assert_uint_eq(after[TC_GET_EXPIRED], before[TC_GET_EXPIRED]);
+    items_clock_shift(1);
+    ck_assert_int_eq(put("b", "2", STORE_SET, 0, items_realtime(100)), ITEM_OK);
+    ck_assert_uint_eq(nic_exptime_of("b"), items_now() + 100);
+    ck_assert_str_eq(value_of("b"), "2");
+}
+END_TEST
+
 START_TEST(test_crawler_reclaims)
 {
     for (int i = 0; i < 100; i++) {
@@ -694,6 +738,7 @@ static Suite *items_suite(void)
     tcase_add_test(tc, test_lazy_expiry);
     tcase_add_test(tc, test_flush);
     tcase_add_test(tc, test_flush_due_hook);
+    tcase_add_test(tc, test_flush_kills_at_birth);
     tcase_add_test(tc, test_crawler_reclaims);
     tcase_add_test(tc, test_flush_during_crawl);
     tcase_add_test(tc, test_incr_decr);
