@@ -9,7 +9,8 @@ answered every request correctly (rdn-bench counts a miss, a wrong value
 or a failure as an error), that the CSV files parse with the promised
 columns and rows, and that the plots are PNG files.
 
-As root, scripts/bench --hosts --tiny too (two network namespaces).
+As root, scripts/bench --hosts --tiny too (two network namespaces); and
+scripts/bench --tiny --contention-pairs 2.
 
 Then a short crash experiment (3 s of GETs, kill -9 at 1 s, few keys):
 its summary, CSV files and plot have the promised format, no system
@@ -184,9 +185,41 @@ def hosts_smoke():
         shutil.rmtree(out, True)
 
 
+def pairs_smoke():
+    """scripts/bench --tiny --contention-pairs 2: a row per model, pair and
+    writer count (0 and the most), each GET answered right, and the
+    summary's per-model line."""
+    out = tempfile.mkdtemp(prefix="rdn-bench-pairs-smoke-")
+    try:
+        p = subprocess.run([sys.executable, os.path.join(TOP, "scripts",
+                                                         "bench"),
+                            "--tiny", "--contention-pairs", "2",
+                            "--no-readme", "--out", out,
+                            "--models", ",".join(MODELS)],
+                           capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, "scripts/bench --contention-pairs exits 0 "
+              "(%d): %s" % (p.returncode, p.stderr[-2000:]))
+        path = os.path.join(out, "contention_pairs.csv")
+        rows = read_csv(path) if os.path.exists(path) else []
+        check(rows and rows[0] == ["model", "pair", "writers", "p50_us",
+                                   "p99_us"],
+              "contention_pairs.csv header: %s" % (rows[:1],))
+        got = sorted((r[0], int(r[1]), int(r[2])) for r in rows[1:])
+        want = sorted((m, i, w) for m in MODELS for i in (0, 1)
+                      for w in (0, 2))
+        check(got == want, "contention_pairs.csv rows: %s" % got)
+        with open(os.path.join(out, "contention_pairs.md")) as f:
+            md = f.read()
+        check(all("| %s | 2 |" % m in md for m in MODELS),
+              "contention_pairs.md: a line per model")
+    finally:
+        shutil.rmtree(out, True)
+
+
 def main():
     crash_smoke()
     hosts_smoke()
+    pairs_smoke()
     out = tempfile.mkdtemp(prefix="rdn-bench-smoke-")
     try:
         p = subprocess.run([sys.executable, os.path.join(TOP, "scripts",
