@@ -10,7 +10,7 @@ or a failure as an error), that the CSV files parse with the promised
 columns and rows, and that the plots are PNG files.
 
 As root, scripts/bench --hosts --tiny too (two network namespaces); and
-scripts/bench --tiny --contention-pairs 2.
+scripts/bench --tiny --contention-rounds 2.
 
 Then a short crash experiment (3 s of GETs, kill -9 at 1 s, few keys):
 its summary, CSV files and plot have the promised format, no system
@@ -185,33 +185,33 @@ def hosts_smoke():
         shutil.rmtree(out, True)
 
 
-def pairs_smoke():
-    """scripts/bench --tiny --contention-pairs 2: a row per model, pair and
-    writer count (0 and the most), each GET answered right, and the
-    summary's per-model line."""
-    out = tempfile.mkdtemp(prefix="rdn-bench-pairs-smoke-")
+def rounds_smoke():
+    """scripts/bench --tiny --contention-rounds 2: a row per model, round
+    and writer count (0 and --tiny's 2), each GET answered right, and the
+    summary's line per model."""
+    out = tempfile.mkdtemp(prefix="rdn-bench-rounds-smoke-")
     try:
         p = subprocess.run([sys.executable, os.path.join(TOP, "scripts",
                                                          "bench"),
-                            "--tiny", "--contention-pairs", "2",
+                            "--tiny", "--contention-rounds", "2",
                             "--no-readme", "--out", out,
                             "--models", ",".join(MODELS)],
                            capture_output=True, text=True, timeout=300)
-        check(p.returncode == 0, "scripts/bench --contention-pairs exits 0 "
+        check(p.returncode == 0, "scripts/bench --contention-rounds exits 0 "
               "(%d): %s" % (p.returncode, p.stderr[-2000:]))
-        path = os.path.join(out, "contention_pairs.csv")
+        path = os.path.join(out, "contention_rounds.csv")
         rows = read_csv(path) if os.path.exists(path) else []
-        check(rows and rows[0] == ["model", "pair", "writers", "p50_us",
+        check(rows and rows[0] == ["model", "round", "writers", "p50_us",
                                    "p99_us"],
-              "contention_pairs.csv header: %s" % (rows[:1],))
+              "contention_rounds.csv header: %s" % (rows[:1],))
         got = sorted((r[0], int(r[1]), int(r[2])) for r in rows[1:])
         want = sorted((m, i, w) for m in MODELS for i in (0, 1)
                       for w in (0, 2))
-        check(got == want, "contention_pairs.csv rows: %s" % got)
-        with open(os.path.join(out, "contention_pairs.md")) as f:
+        check(got == want, "contention_rounds.csv rows: %s" % got)
+        with open(os.path.join(out, "contention_rounds.md")) as f:
             md = f.read()
-        check(all("| %s | 2 |" % m in md for m in MODELS),
-              "contention_pairs.md: a line per model")
+        check(all("| %s | 2 | 2 |" % m in md for m in MODELS),
+              "contention_rounds.md: a line per model")
     finally:
         shutil.rmtree(out, True)
 
@@ -219,7 +219,7 @@ def pairs_smoke():
 def main():
     crash_smoke()
     hosts_smoke()
-    pairs_smoke()
+    rounds_smoke()
     out = tempfile.mkdtemp(prefix="rdn-bench-smoke-")
     try:
         p = subprocess.run([sys.executable, os.path.join(TOP, "scripts",
