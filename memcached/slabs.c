@@ -692,6 +692,9 @@ bool slabs_move_finish(void)
         c->pages--;
         c->moving = NULL;
         pthread_mutex_lock(&slabs.page_lock);
+        /* No class's until page_give(): a move that begins in between
+         * must not take it for one of src's pages again. */
+        slabs.page_owner[page_index(m.page)] = 0;
         slabs.mv = (struct page_move){0};
         pthread_mutex_unlock(&slabs.page_lock);
     }
