@@ -17,9 +17,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rdn/softnic/client.h"
 #include "t/support/nicd_testutil.h"
 #include "t/support/test_softnic_util.h"
 
@@ -85,6 +87,14 @@ START_TEST(sigkill_frees_nonpersistent)
 }
 END_TEST
 
+/* Whether [p, p+len) lies in the window a domain's memory and rings go in */
+static bool in_place_window(const void *p, size_t len)
+{
+    uintptr_t a = (uintptr_t)p;
+
+    return a >= SN_PLACE_LO && a + len <= SN_PLACE_HI;
+}
+
 struct persisted {
     uint64_t mem;
     uint32_t key, qpn, cqn;
@@ -99,9 +109,11 @@ static void persist_child(int wfd)
     struct rnic_qp *qp;
     struct rnic_addr a;
     struct persisted info;
+    struct rnic_sq sq;
     uint8_t *mem;
 
     ck_assert_int_eq(rnic_mem_alloc(d, 65536, (void **)&mem), 0);
+    ck_assert_msg(in_place_window(mem, 65536), "memory at %p", (void *)mem);
     for (int i = 0; i < 4096; i++)
         mem[i] = (uint8_t)(i * 13);
     ck_assert_int_eq(rnic_reg_mr(d, mem, 65536, NICD_ALL_ACCESS, &mr), 0);
@@ -109,6 +121,9 @@ static void persist_child(int wfd)
     ck_assert_int_eq(rnic_create_cq(d, 64, &cq), 0);
     ck_assert_int_eq(rnic_create_cq(d, 64, &cq2), 0);
     qp = make_qp(d, cq, NULL, 0, 0);
+    ck_assert_int_eq(rnic_qp_sq(qp, &sq), 0);
+    ck_assert_msg(in_place_window(sq.buf, (size_t)sq.wqebb_cnt * 64),
+                  "ring at %p", (void *)sq.buf);
     rnic_qp_addr(qp, &a);
     ck_assert_int_eq(rnic_connect(qp, &a), 0);
     ck_assert_int_eq(rnic_persist(d, RNIC_OBJ_MR, mr, "mr"), -EINVAL);
@@ -141,7 +156,22 @@ static void reattach_child(const struct persisted *info)
     struct rnic_wc wc;
     uint8_t *mem;
 
+    void *big;
+
     ck_assert_int_eq(rnic_open("softnic", &o, &d2), -EBUSY);
+    /* What a restarted process maps before it re-attaches (the kernel puts
+     * it anywhere but the window), and fresh objects of the domain's (the
+     * daemon keeps them off the persistent ones' addresses). */
+    big = mmap(NULL, (size_t)1 << 32, PROT_NONE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ck_assert_ptr_ne(big, MAP_FAILED);
+    ck_assert(!in_place_window(big, 1));
+    for (int i = 0; i < 64; i++) {
+        void *fresh;
+
+        ck_assert_int_eq(rnic_mem_alloc(d, (size_t)1 << 20, &fresh), 0);
+        ck_assert(in_place_window(fresh, (size_t)1 << 20));
+    }
     ck_assert_int_eq(rnic_attach(d, RNIC_OBJ_MEM, "mem", (void **)&mem), 0);
     ck_assert_uint_eq((uintptr_t)mem, info->mem);
     ck_assert_uint_eq(rnic_mem_len(d, mem), 65536);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "proto/barrier.h"
@@ -44,6 +45,7 @@ struct sn_cdev {
     uint32_t id;
     struct sn_shm_ctl *ctl;
     int timed;
+    bool placed;          /* a domain's: memory and rings go in the window */
     pthread_mutex_t lock; /* protects mems and handles */
     struct sn_cmem *mems;
     struct sn_handle handles; /* list head */
@@ -146,6 +148,53 @@ static int sn_shm_new(const char *what, size_t len, void *va, void **map,
     return 0;
 }
 
+/* Within the placement window (client.h) addresses are random: one taken
+ * by this process (mmap) or by the domain (the daemon) is tried again
+ * elsewhere, at most SN_PLACE_TRIES times. */
+#define SN_PLACE_ALIGN (UINT64_C(2) << 20)
+#define SN_PLACE_TRIES 32
+
+/* A random SN_PLACE_ALIGN-aligned start for len bytes in the window, or
+ * NULL (the kernel's choice) if it cannot hold them. */
+static void *sn_place_pick(size_t len)
+{
+    uint64_t r, slots;
+
+    if (len > SN_PLACE_HI - SN_PLACE_LO - SN_PLACE_ALIGN)
+        return NULL;
+    slots = (SN_PLACE_HI - SN_PLACE_LO - len) / SN_PLACE_ALIGN;
+    if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+        r = sn_now_ns() * UINT64_C(0x9e3779b97f4a7c15);
+    return (void *)(uintptr_t)(SN_PLACE_LO + r % slots * SN_PLACE_ALIGN);
+}
+
+/*
+ * Creates len bytes of shared memory for an object and registers it with
+ * the daemon: req (whose address field is *req_va) goes with the memfd.
+ * On a placed device an address already taken, here or in the domain
+ * (-EEXIST), is tried again elsewhere. Returns 0 with the mapping in *map,
+ * or the failed call's -errno (its message recorded).
+ */
+static int sn_shm_register(struct sn_cdev *d, const char *what, size_t len,
+                           struct sn_ctl_req *req, uint64_t *req_va,
+                           struct sn_ctl_resp *resp, void **map)
+{
+    for (int tries = 1;; tries++) {
+        void *want = d->placed ? sn_place_pick(len) : NULL;
+        int fd, rc = sn_shm_new(what, len, want, map, &fd);
+
+        if (rc == 0) {
+            *req_va = (uintptr_t)*map;
+            rc = sn_call(d, req, fd, resp, NULL);
+            close(fd);
+            if (rc < 0)
+                munmap(*map, len);
+        }
+        if (rc != -EEXIST || !want || tries == SN_PLACE_TRIES)
+            return rc;
+    }
+}
+
 /* ---- device ----------------------------------------------------------- */
 
 static void sn_env_str(char *dst, size_t n, const char *opt, const char *env)
@@ -226,6 +275,7 @@ int sn_client_open(const char *name, struct sn_transport *tp,
         goto err_unmap_ctl;
     d->id = resp.u.dev_open.dev;
     d->timed = (int)resp.u.dev_open.timed;
+    d->placed = req.u.dev_open.domain[0] != 0;
     *out = &d->base;
     return 0;
 
@@ -297,31 +347,22 @@ static int sn_mem_alloc(struct rnic_device *dev, size_t len, void **addr)
     struct sn_ctl_resp resp;
     struct sn_cmem *m = calloc(1, sizeof(*m));
     void *va;
-    int fd, rc;
+    int rc;
 
     if (!m)
         return rnic_err(-ENOMEM, "rnic_mem_alloc: out of memory");
     len = (len + SN_PAGE - 1) & ~(size_t)(SN_PAGE - 1);
-    rc = sn_shm_new("rdn-mem", len, NULL, &va, &fd);
-    if (rc < 0)
-        goto err_free_m;
-    req.u.mem.va = (uintptr_t)va;
     req.u.mem.len = len;
-    rc = sn_call(d, &req, fd, &resp, NULL);
-    close(fd);
-    if (rc < 0)
-        goto err_unmap;
+    rc = sn_shm_register(d, "rdn-mem", len, &req, &req.u.mem.va, &resp, &va);
+    if (rc < 0) {
+        free(m);
+        return rc;
+    }
     m->va = va;
     m->len = len;
     sn_mem_track(d, m);
     *addr = va;
     return 0;
-
-err_unmap:
-    munmap(va, len);
-err_free_m:
-    free(m);
-    return rc;
 }
 
 static int sn_mem_free(struct rnic_device *dev, void *addr)
@@ -619,12 +660,8 @@ static int sn_create_qp(struct rnic_device *dev,
                                          attr->rq_wqe ? attr->max_recv_sge : 1);
     struct sn_cqp *qp;
     void *map;
-    int fd, rc;
+    int rc;
 
-    rc = sn_shm_new("rdn-qp", l.size, NULL, &map, &fd);
-    if (rc)
-        return rc;
-    req.u.qp.va = (uintptr_t)map;
     req.u.qp.send_cqn = attr->send_cq->num;
     req.u.qp.recv_cqn = attr->recv_cq ? attr->recv_cq->num : 0;
     req.u.qp.sq_wqebb = attr->sq_wqebb;
@@ -636,18 +673,17 @@ static int sn_create_qp(struct rnic_device *dev,
                           ? attr->access
                           : RNIC_ACCESS_REMOTE_WRITE | RNIC_ACCESS_REMOTE_READ |
                                 RNIC_ACCESS_REMOTE_ATOMIC;
-    rc = sn_call(sn_dev(dev), &req, fd, &resp, NULL);
-    close(fd);
-    qp = rc ? NULL : sn_cqp_new(dev, map, &resp.u.obj);
-    if (!qp) {
-        if (!rc) {
-            req.op = SN_CTL_QP_DESTROY;
-            req.u.obj.num = resp.u.obj.num;
-            sn_call(sn_dev(dev), &req, -1, &resp, NULL);
-            rc = rnic_err(-ENOMEM, "rnic_create_qp: out of memory");
-        }
-        munmap(map, l.size);
+    rc = sn_shm_register(sn_dev(dev), "rdn-qp", l.size, &req, &req.u.qp.va,
+                         &resp, &map);
+    if (rc)
         return rc;
+    qp = sn_cqp_new(dev, map, &resp.u.obj);
+    if (!qp) {
+        req.op = SN_CTL_QP_DESTROY;
+        req.u.obj.num = resp.u.obj.num;
+        sn_call(sn_dev(dev), &req, -1, &resp, NULL);
+        munmap(map, l.size);
+        return rnic_err(-ENOMEM, "rnic_create_qp: out of memory");
     }
     *out = &qp->base;
     return 0;

@@ -23,6 +23,17 @@ struct sn_transport {
 };
 
 /*
+ * Where the memory and rings of a device opened on a domain go: a window
+ * of the address space that the kernel's own placement (mappings top-down
+ * from below the stack, the heap after the program) leaves alone, so a
+ * restarted process finds its predecessor's addresses free to map the
+ * re-attached objects at (docs/softnic.md, "placement"). CQs and the
+ * memory of devices without a domain go where the kernel puts them.
+ */
+#define SN_PLACE_LO (UINT64_C(1) << 44) /* 16 TiB */
+#define SN_PLACE_HI (UINT64_C(1) << 46) /* 64 TiB */
+
+/*
  * Opens a device named name over tp (which it owns from then on, even on
  * failure): HELLO, map the control page, DEV_OPEN with opts and the
  * RDN_SOFTNIC_* environment. Returns 0 with *out set, or -ENOMEM, the
