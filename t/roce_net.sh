@@ -166,7 +166,11 @@ for f in loss=1 loss=5 dup=5 reorder=5 "loss=2,dup=2,reorder=2" "loss=1,delay=5"
         ;;
     *) rtt= ;;
     esac
-    check "ops under $f" run_ops env RDN_TEST_ROUNDS=1 $rtt
+    case $f in
+    *loss=*) lossy=RDN_TEST_LOSSY=1 ;;
+    *) lossy= ;;
+    esac
+    check "ops under $f" run_ops env RDN_TEST_ROUNDS=1 $rtt $lossy
     case $f in
     loss*)
         check "retransmissions counted under $f" moved 0 retrans
@@ -193,7 +197,7 @@ kernel_moved() {
 if kernel_faults "$NA" 2 2 10.77.0.2 && kernel_faults "$NB" 2 2 10.77.0.1; then
     start_nicd a "$NA" 10.77.0.1 && start_nicd b "$NB" 10.77.0.2 || exit 1
     check "ops under kernel loss=2%, dup=2% (nftables)" \
-        run_ops env RDN_TEST_ROUNDS=1
+        run_ops env RDN_TEST_ROUNDS=1 RDN_TEST_LOSSY=1
     CHECK_SHOW='^kernel:' check "the kernel's losses retransmitted, its copies seen" \
         kernel_moved
     stop_nicd a
@@ -342,7 +346,8 @@ check "ops over IPv6 after hostile packets" run_ops env RDN_TEST_ROUNDS=1
 stop_nicd a; stop_nicd b
 start_nicd a "$NA" fd77::1 RDN_NICD_ROCE_FAULTS=loss=1 &&
 start_nicd b "$NB" fd77::2 RDN_NICD_ROCE_FAULTS=loss=1 || exit 1
-check "ops over IPv6 under loss=1" run_ops env RDN_TEST_ROUNDS=1
+check "ops over IPv6 under loss=1" \
+    run_ops env RDN_TEST_ROUNDS=1 RDN_TEST_LOSSY=1
 check "retransmissions counted over IPv6" moved 0 retrans
 stop_nicd a; stop_nicd b
 
