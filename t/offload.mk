@@ -10,6 +10,9 @@ t_test_offload_chain_LDADD = $(OFLTABLE_LIBS) $(CHECK_LIBS)
 # The same under strict prefetch (a NIC that fetches WQEs ahead).
 TESTS += t/offload_chain_strict.sh
 dist_check_SCRIPTS += t/offload_chain_strict.sh
+# The same on a timed NIC with the client far away (answers before ACKs).
+TESTS += t/offload_chain_far.sh
+dist_check_SCRIPTS += t/offload_chain_far.sh
 
 # struct rdn_opts's size contract (rdn/librdn/client.h).
 check_PROGRAMS += t/test_rdn_opts
