@@ -155,7 +155,9 @@ static int sn_shm_new(const char *what, size_t len, void *va, void **map,
 #define SN_PLACE_TRIES 32
 
 /* A random SN_PLACE_ALIGN-aligned start for len bytes in the window, or
- * NULL (the kernel's choice) if it cannot hold them. */
+ * NULL (the kernel's choice) if it cannot hold them. Never waits for the
+ * kernel's entropy (a VM just booted may have none yet): the clock spreads
+ * addresses well enough, and a taken one is tried again anyway. */
 static void *sn_place_pick(size_t len)
 {
     uint64_t r, slots;
@@ -163,7 +165,7 @@ static void *sn_place_pick(size_t len)
     if (len > SN_PLACE_HI - SN_PLACE_LO - SN_PLACE_ALIGN)
         return NULL;
     slots = (SN_PLACE_HI - SN_PLACE_LO - len) / SN_PLACE_ALIGN;
-    if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
         r = sn_now_ns() * UINT64_C(0x9e3779b97f4a7c15);
     return (void *)(uintptr_t)(SN_PLACE_LO + r % slots * SN_PLACE_ALIGN);
 }
