@@ -156,22 +156,32 @@ static void reattach_child(const struct persisted *info)
     struct rnic_wc wc;
     uint8_t *mem;
 
-    void *big;
+    void *big, *taken;
 
     ck_assert_int_eq(rnic_open("softnic", &o, &d2), -EBUSY);
-    /* What a restarted process maps before it re-attaches (the kernel puts
-     * it anywhere but the window), and fresh objects of the domain's (the
-     * daemon keeps them off the persistent ones' addresses). */
+    /* What a restarted process maps before it re-attaches goes anywhere
+     * but the window. */
     big = mmap(NULL, (size_t)1 << 32, PROT_NONE,
                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     ck_assert_ptr_ne(big, MAP_FAILED);
     ck_assert(!in_place_window(big, 1));
-    for (int i = 0; i < 64; i++) {
-        void *fresh;
+    /* A fresh object aimed at an address this process has, then at the
+     * persistent memory's (the daemon refuses it), goes elsewhere. */
+    taken =
+        mmap((void *)(uintptr_t)(SN_PLACE_HI - (4u << 20)), 2u << 20, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    ck_assert_ptr_ne(taken, MAP_FAILED);
+    for (int i = 0; i < 2; i++) {
+        char at[32];
+        void *aim = i ? (void *)(uintptr_t)info->mem : taken, *fresh;
 
+        snprintf(at, sizeof(at), "%p", aim);
+        setenv("RDN_SOFTNIC_PLACE_AT", at, 1);
         ck_assert_int_eq(rnic_mem_alloc(d, (size_t)1 << 20, &fresh), 0);
+        ck_assert_ptr_ne(fresh, aim);
         ck_assert(in_place_window(fresh, (size_t)1 << 20));
     }
+    unsetenv("RDN_SOFTNIC_PLACE_AT");
     ck_assert_int_eq(rnic_attach(d, RNIC_OBJ_MEM, "mem", (void **)&mem), 0);
     ck_assert_uint_eq((uintptr_t)mem, info->mem);
     ck_assert_uint_eq(rnic_mem_len(d, mem), 65536);
@@ -212,6 +222,7 @@ START_TEST(persistent_objects_survive_and_reattach)
     pid = fork();
     if (pid == 0)
         persist_child(p[1]);
+    close(p[1]); /* a child that fails ends the read at once */
     nicd_pipe_read(p[0], &info, sizeof(info));
     nicd_kill_child(pid);
     for (int i = 0; i < 500; i++) {
@@ -240,7 +251,6 @@ START_TEST(persistent_objects_survive_and_reattach)
     ck_assert_uint_eq(r.u.stats.orphans, 1);
     ck_assert_uint_eq(r.u.stats.qps, 1);
     close(p[0]);
-    close(p[1]);
 }
 END_TEST
 

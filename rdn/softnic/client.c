@@ -148,9 +148,14 @@ static int sn_shm_new(const char *what, size_t len, void *va, void **map,
     return 0;
 }
 
-/* Within the placement window (client.h) addresses are random: one taken
+/*
+ * Within the placement window (client.h) addresses are random: one taken
  * by this process (mmap) or by the domain (the daemon) is tried again
- * elsewhere, at most SN_PLACE_TRIES times. */
+ * elsewhere, at most SN_PLACE_TRIES times. Where the window cannot be
+ * mapped at all (a smaller address space), the kernel chooses.
+ * RDN_SOFTNIC_PLACE_AT (test-only, an address) is every object's first
+ * try, so a test can aim at a taken address.
+ */
 #define SN_PLACE_ALIGN (UINT64_C(2) << 20)
 #define SN_PLACE_TRIES 32
 
@@ -158,12 +163,16 @@ static int sn_shm_new(const char *what, size_t len, void *va, void **map,
  * NULL (the kernel's choice) if it cannot hold them. Never waits for the
  * kernel's entropy (a VM just booted may have none yet): the clock spreads
  * addresses well enough, and a taken one is tried again anyway. */
-static void *sn_place_pick(size_t len)
+static void *sn_place_pick(size_t len, int tries)
 {
+    const char *at = getenv("RDN_SOFTNIC_PLACE_AT");
     uint64_t r, slots;
 
-    if (len > SN_PLACE_HI - SN_PLACE_LO - SN_PLACE_ALIGN)
+    if (UINTPTR_MAX < SN_PLACE_HI ||
+        len > SN_PLACE_HI - SN_PLACE_LO - SN_PLACE_ALIGN)
         return NULL;
+    if (tries == 1 && at && *at)
+        return (void *)(uintptr_t)strtoull(at, NULL, 0);
     slots = (SN_PLACE_HI - SN_PLACE_LO - len) / SN_PLACE_ALIGN;
     if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
         r = sn_now_ns() * UINT64_C(0x9e3779b97f4a7c15);
@@ -182,9 +191,11 @@ static int sn_shm_register(struct sn_cdev *d, const char *what, size_t len,
                            struct sn_ctl_resp *resp, void **map)
 {
     for (int tries = 1;; tries++) {
-        void *want = d->placed ? sn_place_pick(len) : NULL;
+        void *want = d->placed ? sn_place_pick(len, tries) : NULL;
         int fd, rc = sn_shm_new(what, len, want, map, &fd);
 
+        if (rc < 0 && rc != -EEXIST && want) /* no such addresses here */
+            rc = sn_shm_new(what, len, want = NULL, map, &fd);
         if (rc == 0) {
             *req_va = (uintptr_t)*map;
             rc = sn_call(d, req, fd, resp, NULL);
@@ -277,7 +288,7 @@ int sn_client_open(const char *name, struct sn_transport *tp,
         goto err_unmap_ctl;
     d->id = resp.u.dev_open.dev;
     d->timed = (int)resp.u.dev_open.timed;
-    d->placed = req.u.dev_open.domain[0] != 0;
+    d->placed = tp->persistence && req.u.dev_open.domain[0];
     *out = &d->base;
     return 0;
 

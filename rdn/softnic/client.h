@@ -24,14 +24,17 @@ struct sn_transport {
 
 /*
  * Where the memory and rings of a device opened on a domain go: a window
- * of the address space that the kernel's own placement (mappings top-down
- * from below the stack, the heap after the program) leaves alone, so a
+ * of the address space that the kernel's own placement leaves alone, so a
  * restarted process finds its predecessor's addresses free to map the
- * re-attached objects at (docs/softnic.md, "placement"). CQs and the
- * memory of devices without a domain go where the kernel puts them.
+ * re-attached objects at (docs/softnic.md, "placement"). x86-64 Linux maps
+ * top-down from the stack limit's distance below the stack (near 128 TiB;
+ * at the lowest 21.3 TiB, the cap an unlimited stack gets) or, in the
+ * legacy layout, bottom-up from 42.7 TiB; only a stack limit of about 88
+ * to 104 TiB starts it inside the window. CQs, 32-bit builds and devices
+ * without a domain take the kernel's choice.
  */
-#define SN_PLACE_LO (UINT64_C(1) << 44) /* 16 TiB */
-#define SN_PLACE_HI (UINT64_C(1) << 46) /* 64 TiB */
+#define SN_PLACE_LO (UINT64_C(24) << 40) /* 24 TiB */
+#define SN_PLACE_HI (UINT64_C(40) << 40) /* 40 TiB */
 
 /*
  * Opens a device named name over tp (which it owns from then on, even on
