@@ -155,7 +155,6 @@ static void reattach_child(const struct persisted *info)
     struct tw w;
     struct rnic_wc wc;
     uint8_t *mem;
-
     void *big, *taken;
 
     ck_assert_int_eq(rnic_open("softnic", &o, &d2), -EBUSY);
